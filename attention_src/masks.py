@@ -1,0 +1,89 @@
+"""Boolean attention masks. Convention: ``True`` = this query may attend to this key.
+
+That is the meaning ``F.scaled_dot_product_attention`` uses, so the same mask
+can be handed to our code and to PyTorch's. (``nn.MultiheadAttention`` uses the
+opposite meaning for its bool masks: pass it ``~mask``.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from ._checks import check_positive_int
+
+__all__ = ["causal_mask", "padding_mask"]
+
+
+# --8<-- [start:causal_mask]
+def causal_mask(size_q: int, size_k: int | None = None, *, device=None) -> torch.Tensor:
+    """Bool mask ``(L, S)`` where query ``i`` may attend key ``j`` iff ``j <= i + (S - L)``.
+
+    The alignment is bottom-right: the last query sees every key. With a
+    cache of ``S - L`` earlier keys, the ``L`` new queries sit at the end of
+    the sequence, which is what decoding needs. When ``L == S`` this is the
+    familiar lower triangle (``torch.tril``).
+
+    Args:
+        size_q: L, the number of queries.
+        size_k: S, the number of keys (defaults to ``size_q``).
+        device: where to create the mask.
+    """
+    size_k = size_q if size_k is None else size_k
+    check_positive_int("size_q", size_q)
+    check_positive_int("size_k", size_k)
+    if size_k < size_q:
+        raise ValueError(
+            f"size_k ({size_k}) must be >= size_q ({size_q}): with fewer keys than "
+            "queries, the first queries would have no key to attend to"
+        )
+    ones = torch.ones(size_q, size_k, dtype=torch.bool, device=device)
+    return torch.tril(ones, diagonal=size_k - size_q)  # (L, S)
+
+
+# --8<-- [end:causal_mask]
+
+
+# --8<-- [start:padding_mask]
+def padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
+    """Bool mask ``(B, 1, 1, S)``: True where key ``j`` is a real token of sequence ``b``.
+
+    The two singleton dimensions broadcast over heads and queries, so the mask
+    fits scores of shape ``(B, H, L, S)`` (and ``(B, L, S)`` after
+    ``squeeze(1)``).
+
+    Args:
+        lengths: the real length of each sequence, a list of ints or a 1-D
+            integer tensor (its device is used for the mask).
+        max_len: S, the padded length (defaults to the longest length).
+    """
+    if isinstance(lengths, torch.Tensor):
+        if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
+            raise TypeError(
+                f"lengths must be a 1-D integer tensor, got dtype {lengths.dtype} "
+                f"and shape {tuple(lengths.shape)}"
+            )
+        lengths_t = lengths
+    elif isinstance(lengths, Sequence) and all(
+        isinstance(n, int) and not isinstance(n, bool) for n in lengths
+    ):
+        lengths_t = torch.tensor(list(lengths), dtype=torch.long)
+    else:
+        raise TypeError(f"lengths must be a list of ints or a 1-D integer tensor, got {lengths!r}")
+    if lengths_t.numel() == 0:
+        raise ValueError("lengths must hold at least one sequence length")
+    if (lengths_t < 0).any():
+        raise ValueError(f"lengths must be >= 0, got {lengths_t.tolist()}")
+    longest = int(lengths_t.max())
+    if max_len is None:
+        max_len = longest
+    check_positive_int("max_len", max_len)
+    if longest > max_len:
+        raise ValueError(f"a length ({longest}) exceeds max_len ({max_len})")
+    positions = torch.arange(max_len, device=lengths_t.device)  # (S,)
+    real = positions[None, :] < lengths_t[:, None]  # (B, S)
+    return real[:, None, None, :]  # (B, 1, 1, S)
+
+
+# --8<-- [end:padding_mask]

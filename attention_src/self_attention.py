@@ -1,0 +1,57 @@
+"""One head of self-attention: the queries, keys and values are three learned
+linear views of the same input ``x``."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ._checks import check_floating, check_ndim, check_positive_int, check_probability, shape_str
+from .scaled_dot_product import scaled_dot_product_attention
+
+__all__ = ["SelfAttention"]
+
+
+# --8<-- [start:self_attention]
+class SelfAttention(nn.Module):
+    """Single-head self-attention.
+
+    Args:
+        d_model: D, the width of each input token.
+        d_k: width of queries and keys (defaults to ``d_model``).
+        d_v: width of values and of the output (defaults to ``d_model``).
+        dropout: dropout on the attention weights during training.
+
+    ``forward(x, mask=None)`` takes ``x`` of shape ``(B, L, D)`` and a bool
+    mask broadcastable to ``(B, L, L)``; it returns ``(output (B, L, d_v),
+    weights (B, L, L))``.
+    """
+
+    def __init__(
+        self, d_model: int, d_k: int | None = None, d_v: int | None = None, dropout: float = 0.0
+    ):
+        super().__init__()
+        d_k = d_model if d_k is None else d_k
+        d_v = d_model if d_v is None else d_v
+        for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
+            check_positive_int(name, value)
+        check_probability("dropout", dropout)
+        self.d_model, self.d_k, self.d_v, self.dropout = d_model, d_k, d_v, dropout
+        self.q_proj = nn.Linear(d_model, d_k, bias=False)  # W_Q: D -> d_k
+        self.k_proj = nn.Linear(d_model, d_k, bias=False)  # W_K: D -> d_k
+        self.v_proj = nn.Linear(d_model, d_v, bias=False)  # W_V: D -> d_v
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        check_floating("x", x)
+        check_ndim("x", x, 3, "(B, L, D)")
+        if x.size(-1) != self.d_model:
+            raise ValueError(
+                f"x has {x.size(-1)} features per token, expected d_model={self.d_model} "
+                f"(x shape {shape_str(x.shape)})"
+            )
+        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, L, d_k|d_v)
+        p = self.dropout if self.training else 0.0
+        return scaled_dot_product_attention(q, k, v, mask, dropout_p=p)
+
+
+# --8<-- [end:self_attention]
