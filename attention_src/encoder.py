@@ -163,5 +163,6 @@ class Encoder(nn.Module):
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
             raise ValueError(
                 f"token ids must be in [0, {self.vocab_size}), got values from "
-                f"{int(tokens.min())} to {int(tokens.max())} (tokens shape {shape_str(tokens.shape)})"
+                f"{int(tokens.min())} to {int(tokens.max())} "
+                f"(tokens shape {shape_str(tokens.shape)})"
             )

@@ -96,7 +96,8 @@ class MultiHeadAttention(nn.Module):
                 )
         if context is not None and context.size(0) != x.size(0):
             raise ValueError(
-                f"x and context must have the same batch size B, got {x.size(0)} and {context.size(0)}"
+                "x and context must have the same batch size B, "
+                f"got {x.size(0)} and {context.size(0)}"
             )
         if isinstance(mask, torch.Tensor) and mask.dim() == 3:
             raise ValueError(
