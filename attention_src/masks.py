@@ -17,7 +17,9 @@ __all__ = ["causal_mask", "padding_mask"]
 
 
 # --8<-- [start:causal_mask]
-def causal_mask(size_q: int, size_k: int | None = None, *, device=None) -> torch.Tensor:
+def causal_mask(
+    size_q: int, size_k: int | None = None, *, device: torch.device | str | None = None
+) -> torch.Tensor:
     """Bool mask ``(L, S)`` where query ``i`` may attend key ``j`` iff ``j <= i + (S - L)``.
 
     The alignment is bottom-right: the last query sees every key. With a
@@ -46,7 +48,7 @@ def causal_mask(size_q: int, size_k: int | None = None, *, device=None) -> torch
 
 
 # --8<-- [start:padding_mask]
-def padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
+def padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None = None) -> torch.Tensor:
     """Bool mask ``(B, 1, 1, S)``: True where key ``j`` is a real token of sequence ``b``.
 
     The two singleton dimensions broadcast over heads and queries, so the mask

@@ -11,6 +11,7 @@ import io
 from collections.abc import Sequence
 
 import matplotlib
+import numpy as np
 import torch
 from matplotlib.figure import Figure
 
@@ -46,7 +47,7 @@ def _label_axes(ax, L: int, S: int, query_labels, key_labels, *, show_titles: bo
 
 # --8<-- [start:plot_attention]
 def plot_attention(
-    weights,
+    weights: torch.Tensor | np.ndarray,
     query_labels: Sequence[str] | None = None,
     key_labels: Sequence[str] | None = None,
     *,
@@ -60,10 +61,12 @@ def plot_attention(
     Args:
         weights: ``(L, S)`` tensor or array; row ``i`` = how query ``i``
             spreads its attention over the keys.
-        query_labels, key_labels: tick labels (tokens) for rows and columns.
+        query_labels: tick labels (tokens) for the rows.
+        key_labels: tick labels (tokens) for the columns.
         title: figure title.
         annotate: print each weight in its cell (default: when L*S <= 64).
         cmap: a matplotlib colour map; weights are drawn on a 0..1 scale.
+        figsize: width and height in inches (default: from L and S).
     """
     w = _as_array(weights, 2)
     L, S = w.shape
@@ -100,7 +103,7 @@ def plot_attention(
 
 
 def plot_attention_grid(
-    weights,
+    weights: torch.Tensor | np.ndarray | Sequence[torch.Tensor],
     query_labels: Sequence[str] | None = None,
     key_labels: Sequence[str] | None = None,
     *,
@@ -116,6 +119,13 @@ def plot_attention_grid(
         weights: ``(R, C, L, S)``, or ``(C, L, S)`` for a single row, or a
             list of ``(C, L, S)`` tensors (one per layer, e.g. the weights an
             ``Encoder`` returns, indexed at one batch item).
+        query_labels: tick labels for the rows of every map.
+        key_labels: tick labels for the columns of every map.
+        row_title: what a row of the grid is (``"layer"``).
+        col_title: what a column of the grid is (``"head"``).
+        title: figure title.
+        cmap: a matplotlib colour map; weights are drawn on a 0..1 scale.
+        cell_size: inches per map.
     """
     if isinstance(weights, (list, tuple)):
         weights = torch.stack(
