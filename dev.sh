@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The project's two commands (see README.md):
+#   ./dev.sh serve   set up what is missing, then serve the site with live reload
+#   ./dev.sh test    set up what is missing, then run every check CI runs
+#
+# Set-up is idempotent and keeps what you have: the virtual environment (.venv,
+# or $VENV) sees the interpreter's site-packages, so a torch you already
+# installed (CUDA or not) is used as it is. Only when no torch can be imported
+# does it install torch==2.13.0 (on the project's build machines that is a CPU
+# wheel kept on disk, not a multi-GB CUDA download).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+VENV=${VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+export NO_MKDOCS_2_WARNING=1
+
+setup() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    echo "==> creating $VENV"
+    "$PYTHON" -m venv --system-site-packages "$VENV"
+  fi
+  local py="$VENV/bin/python"
+  if ! "$py" -c "import torch" 2>/dev/null; then
+    echo "==> installing torch==2.13.0 (no torch found)"
+    "$py" -m pip install --disable-pip-version-check torch==2.13.0
+  fi
+  # Reinstall the project only when its dependency list changed.
+  local stamp="$VENV/.attention-deps-$(sha256sum pyproject.toml | cut -c1-16)"
+  if [ ! -f "$stamp" ]; then
+    echo "==> installing the project and its docs and test dependencies"
+    "$py" -m pip install --disable-pip-version-check -q -e ".[docs,test]"
+    rm -f "$VENV"/.attention-deps-*
+    touch "$stamp"
+  fi
+}
+
+install_browser() {
+  # The browser test needs Chromium; it skips (saying why) where there is none.
+  if command -v chromium >/dev/null 2>&1; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing Debian's chromium for the browser test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "==> no chromium and no root apt-get: the browser test will be skipped"
+  fi
+}
+
+case "${1:-}" in
+  serve)
+    setup
+    exec "$VENV/bin/python" -m mkdocs serve "${@:2}"
+    ;;
+  test)
+    setup
+    install_browser
+    echo "==> ruff"
+    "$VENV/bin/ruff" check .
+    "$VENV/bin/ruff" format --check .
+    echo "==> pytest"
+    exec "$VENV/bin/python" -m pytest "${@:2}"
+    ;;
+  *)
+    echo "usage: ./dev.sh serve | ./dev.sh test [pytest args]" >&2
+    exit 2
+    ;;
+esac

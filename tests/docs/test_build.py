@@ -1,0 +1,59 @@
+"""The strict build, its reproducibility and its independence from other hosts."""
+
+from __future__ import annotations
+
+import re
+
+from bs4 import BeautifulSoup
+
+from .conftest import build_site
+
+EXTERNAL = re.compile(r"^(https?:)?//", re.IGNORECASE)
+
+
+def test_strict_build_has_no_warnings(built_site):
+    # --strict already turns warnings into a failed build; this also catches
+    # warnings that some plugins print without going through MkDocs' logger.
+    warnings = [line for line in built_site.log.splitlines() if "WARNING" in line]
+    assert warnings == []
+    print(f"strict build: {built_site.seconds:.1f} s")
+
+
+def test_two_builds_are_byte_identical(built_site, tmp_path):
+    second = build_site(tmp_path / "again")
+    pages = sorted(p.relative_to(built_site.dir) for p in built_site.dir.rglob("*.html"))
+    assert pages, "the site has no pages"
+    differ = [
+        str(p) for p in pages if (built_site.dir / p).read_bytes() != (second.dir / p).read_bytes()
+    ]
+    assert differ == [], f"pages that changed between two builds: {differ}"
+
+
+def test_pages_load_nothing_from_other_hosts(built_site):
+    offenders = []
+    for page in built_site.dir.rglob("*.html"):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for tag, attr in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src")):
+            for element in soup.find_all(tag):
+                url = element.get(attr) or ""
+                if tag == "link" and "stylesheet" not in (element.get("rel") or []) and (
+                    "preload" not in (element.get("rel") or [])
+                ):
+                    continue  # canonical / alternate links are not loaded
+                if EXTERNAL.match(url):
+                    offenders.append(f"{page.relative_to(built_site.dir)}: <{tag} {attr}={url}>")
+    for css in built_site.dir.rglob("*.css"):
+        for url in re.findall(r"url\(\s*['\"]?([^'\")]+)", css.read_text(encoding="utf-8")):
+            if EXTERNAL.match(url):
+                offenders.append(f"{css.relative_to(built_site.dir)}: url({url})")
+    assert offenders == []
+
+
+def test_figures_are_svg_with_alt_text(built_site):
+    chapter = built_site.dir / "chapters" / "scaled-dot-product-attention" / "index.html"
+    soup = BeautifulSoup(chapter.read_text(encoding="utf-8"), "html.parser")
+    figures = soup.select("figure.built-figure img")
+    assert figures, "the demonstration chapter should show at least one built figure"
+    for img in figures:
+        assert img["src"].startswith("data:image/svg+xml;base64,")
+        assert len(img.get("alt", "").split()) >= 5, "alt text should say what the figure shows"
