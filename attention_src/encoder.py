@@ -76,7 +76,7 @@ class EncoderLayer(nn.Module):
         act = layer.activation
         if act is F.relu or isinstance(act, nn.ReLU):
             activation = "relu"
-        elif act is F.gelu or isinstance(act, nn.GELU):
+        elif act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none"):
             activation = "gelu"
         else:
             raise ValueError(f"unsupported activation {act!r}; expected relu or gelu")
@@ -91,13 +91,14 @@ class EncoderLayer(nn.Module):
             layer_norm_eps=layer.norm1.eps,
             bias=has_bias,
         )
+        ref = layer.linear1.weight
+        ours.to(device=ref.device, dtype=ref.dtype)  # before loading: no float32 round trip
         ours.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
         ours.ff.linear1.load_state_dict(layer.linear1.state_dict())
         ours.ff.linear2.load_state_dict(layer.linear2.state_dict())
         ours.norm1.load_state_dict(layer.norm1.state_dict())
         ours.norm2.load_state_dict(layer.norm2.state_dict())
-        ref = layer.linear1.weight
-        return ours.to(device=ref.device, dtype=ref.dtype).train(layer.training)
+        return ours.train(layer.training)
 
 
 # --8<-- [start:encoder]

@@ -1,6 +1,6 @@
 """Open every page of the built site in headless Chromium and check that it renders cleanly.
 
-The site is served from ``127.0.0.1``; every request to any other host is aborted (so the test
+The site is served from ``127.0.0.1``; every request to any other origin is aborted (so the test
 never touches the network) and reported as a failure, because the site must read offline.  Per
 page the test checks console errors, uncaught exceptions, failed requests and HTTP errors,
 images (loaded, with alt text), math (every formula typeset by KaTeX, no raw delimiters left)
@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -38,17 +39,19 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 900}
 TIMEOUT_MS = 15_000
+BATCH = 8  # pages open at once
 CHAPTER = "chapters/scaled-dot-product-attention/"
 SKIP_DIRS = {"assets", "search"}  # theme assets and the search index, not pages
 
-# Waits until the copy buttons Material adds and the formulas KaTeX renders stop changing.
-SETTLE_JS = """() => {
-  const n = document.querySelectorAll(
-    '.md-code__button[data-md-type="copy"], .md-clipboard, .katex').length;
-  const s = window.__settle || (window.__settle = {n: -1, t: performance.now()});
-  if (n !== s.n) { s.n = n; s.t = performance.now(); return false; }
-  return performance.now() - s.t > 200;
-}"""
+# Notes when the DOM last changed (Material adds copy buttons, KaTeX typesets formulas) ...
+SETTLE_INIT_JS = """
+window.__lastChange = performance.now();
+new MutationObserver(() => { window.__lastChange = performance.now(); })
+  .observe(document, {childList: true, subtree: true, characterData: true});
+"""
+# ... so that the test can wait until it has been quiet for a moment.
+SETTLE_JS = """() => document.readyState === 'complete'
+  && performance.now() - window.__lastChange > 200"""
 
 # Returns {category: [problem, ...]} for the DOM of the loaded page.
 INSPECT_JS = r"""async () => {
@@ -79,6 +82,10 @@ INSPECT_JS = r"""async () => {
   }
   for (const el of document.querySelectorAll('.katex-error')) {
     out.math.push(`KaTeX error: ${short(el.getAttribute('title') || el.textContent, 160)}`);
+  }
+  // With throwOnError: false, KaTeX typesets an unknown command as red text instead of failing.
+  for (const el of document.querySelectorAll('.katex-mathml mstyle[mathcolor="#cc0000"] > mtext')) {
+    if (el.textContent.startsWith('\\')) out.math.push(`KaTeX unknown command: ${el.textContent}`);
   }
   const prose = (el) => {  // visible text that is neither code nor typeset math
     const copy = el.cloneNode(true);
@@ -150,7 +157,7 @@ def site_url(built_site) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session, like built_site, so that a skip comes before the build
 def browser():
     """Headless Chromium, driven by Playwright; skips if either is missing."""
     try:
@@ -175,34 +182,41 @@ def browser():
 
 
 def _new_context(browser, site_url: str, problems: list[str], **kwargs):
-    """A fresh browser context that records every problem on the pages it opens."""
+    """A fresh browser context that records every problem on the pages it opens.
+
+    Requests to any other origin than the site's are aborted and reported.  The route matches
+    only those (a regular expression the driver applies itself), so the site's own requests do
+    not make a round trip through Python.
+    """
     context = browser.new_context(viewport=VIEWPORT, **kwargs)
     context.set_default_timeout(TIMEOUT_MS)
-    aborted: set[str] = set()
+    context.add_init_script(SETTLE_INIT_JS)
+    foreign: set[str] = set()
 
-    def keep_local(route):
-        url = route.request.url
-        if url.startswith(site_url) or urlsplit(url).scheme in ("data", "blob"):
-            route.continue_()
-        else:
-            aborted.add(url)
-            problems.append(f"request to another host (aborted): {url}")
-            route.abort()
+    def is_local(url: str) -> bool:
+        return url.startswith(site_url) or urlsplit(url).scheme in ("data", "blob")
+
+    def on_request(request):
+        if not is_local(request.url):
+            foreign.add(request.url)
+            problems.append(f"request to another host (aborted): {request.url}")
 
     def on_console(msg):
-        # Chromium logs "Failed to load resource" for requests aborted above: reported already.
-        if msg.type == "error" and msg.location.get("url") not in aborted:
+        # Chromium logs "Failed to load resource" for the aborted requests: reported already.
+        if msg.type == "error" and msg.location.get("url") not in foreign:
             problems.append(f"console error: {msg.text}")
 
     def on_request_failed(request):
-        if request.url not in aborted:
+        if request.url not in foreign:
             problems.append(f"request failed ({request.failure}): {request.url}")
 
     def on_response(response):
         if response.status >= 400:
             problems.append(f"HTTP {response.status}: {response.url}")
 
-    context.route("**/*", keep_local)
+    origin = re.escape(site_url).replace("/", r"\/")
+    context.route(re.compile(rf"^(?!{origin}|data:|blob:)"), lambda route: route.abort())
+    context.on("request", on_request)
     context.on("console", on_console)
     context.on("weberror", lambda error: problems.append(f"uncaught exception: {error.error}"))
     context.on("requestfailed", on_request_failed)
@@ -210,33 +224,41 @@ def _new_context(browser, site_url: str, problems: list[str], **kwargs):
     return context
 
 
-def _open(context, url: str):
-    """Open url and wait until the page, its late requests and its scripts have settled."""
-    page = context.new_page()
-    page.goto(url, wait_until="load")
+def _settle(page) -> None:
+    """Wait until the page, its late requests and the scripts that edit its DOM are done."""
+    page.wait_for_load_state("load")
     page.wait_for_load_state("networkidle")
     page.wait_for_function(SETTLE_JS, polling=50)
     page.evaluate("document.fonts.ready.then(() => true)")
-    return page
 
 
 def test_every_page_renders_cleanly(browser, site_url, built_site):
     pages = _site_pages(built_site.dir)
     assert "" in pages and CHAPTER in pages, f"page discovery is broken: {pages}"
     failures: dict[str, list[str]] = {}
-    for rel in pages:
-        problems: list[str] = []
-        context = _new_context(browser, site_url, problems)
-        try:
-            page = _open(context, site_url + rel)
-            found = page.evaluate(INSPECT_JS)
-            problems += found["image"] + found["math"] + found["copy"]
-        except Exception as exc:  # a timeout on one page must not hide the others
-            problems.append(f"could not check the page: {type(exc).__name__}: {exc}")
-        finally:
-            context.close()
-        if problems:
-            failures["/" + rel] = list(dict.fromkeys(problems))  # dedupe, keep order
+    # Pages load in batches, each in a fresh context, so that their waits overlap.
+    for start in range(0, len(pages), BATCH):
+        opened = []
+        for rel in pages[start : start + BATCH]:
+            problems: list[str] = []
+            context = _new_context(browser, site_url, problems)
+            page = context.new_page()
+            opened.append((rel, problems, context, page))
+            try:
+                page.goto(site_url + rel, wait_until="commit")
+            except Exception as exc:
+                problems.append(f"could not open the page: {type(exc).__name__}: {exc}")
+        for rel, problems, context, page in opened:
+            try:
+                _settle(page)
+                found = page.evaluate(INSPECT_JS)
+                problems += found["image"] + found["math"] + found["copy"]
+            except Exception as exc:  # a timeout on one page must not hide the others
+                problems.append(f"could not check the page: {type(exc).__name__}: {exc}")
+            finally:
+                context.close()
+            if problems:
+                failures["/" + rel] = list(dict.fromkeys(problems))  # dedupe, keep order
     report = "\n".join(
         f"{page}\n" + "\n".join(f"  - {p}" for p in problems) for page, problems in failures.items()
     )
@@ -256,7 +278,9 @@ def test_chapter_screenshot(browser, site_url, artifacts_dir, mode, scheme):
     problems: list[str] = []  # reported by the test above; here only to keep off the network
     context = _new_context(browser, site_url, problems, color_scheme=mode)
     try:
-        page = _open(context, site_url + CHAPTER)
+        page = context.new_page()
+        page.goto(site_url + CHAPTER)
+        _settle(page)
         shot = artifacts_dir / f"sdpa-{mode}.png"
         page.screenshot(path=str(shot), full_page=True)
         got = page.evaluate("document.body.getAttribute('data-md-color-scheme')")

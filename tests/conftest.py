@@ -1,0 +1,54 @@
+"""Shared fixtures: the devices to run on and deterministic random tensors.
+
+Every test that creates tensors takes the ``device`` fixture and passes
+``device=device`` when it creates them, so the whole suite runs on CUDA too
+where a GPU is present (the "cuda" parameter is skipped otherwise).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+CUDA = pytest.param(
+    "cuda",
+    marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
+)
+
+
+@pytest.fixture(params=["cpu", CUDA])
+def device(request) -> torch.device:
+    return torch.device(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    """Seed the global generators (module initialisation, dropout) before every test."""
+    torch.manual_seed(0)
+
+
+@pytest.fixture
+def gen(device) -> torch.Generator:
+    """A generator on ``device`` with a fixed seed, fresh for every test."""
+    return torch.Generator(device=device).manual_seed(1234)
+
+
+@pytest.fixture
+def randn(device, gen):
+    """``randn(*shape, dtype=..., requires_grad=...)``: seeded normal tensors on ``device``."""
+
+    def make(*shape, dtype=torch.float32, requires_grad=False):
+        x = torch.randn(*shape, generator=gen, device=device, dtype=torch.float32)
+        return x.to(dtype).requires_grad_(requires_grad)
+
+    return make
+
+
+@pytest.fixture
+def rand_mask(device, gen):
+    """``rand_mask(*shape, p_keep=0.6)``: a random bool mask on ``device`` (True = may attend)."""
+
+    def make(*shape, p_keep=0.6):
+        return torch.rand(*shape, generator=gen, device=device) < p_keep
+
+    return make
