@@ -49,7 +49,9 @@ install_browser() {
 case "${1:-}" in
   serve)
     setup
-    exec "$VENV/bin/python" -m mkdocs serve "${@:2}"
+    # --dirty: a saved page rebuilds alone (site_tools/hooks.py also rebuilds the
+    # pages that use attention_src when its code changes). Restart after nav edits.
+    exec "$VENV/bin/python" -m mkdocs serve --dirty "${@:2}"
     ;;
   test)
     setup

@@ -1,0 +1,114 @@
+"""Measure the site's build and reload times: ``python -m site_tools.measure``.
+
+- cold build: ``mkdocs build`` with empty caches (training and notebooks);
+- warm build: the same again, caches filled;
+- page reload: ``mkdocs serve --dirty`` running; append a line to one page and
+  time until the served HTML shows it;
+- code reload: touch ``attention_src/softmax.py`` with a new comment and time
+  until a page that includes it is rebuilt.
+
+Prints one line per figure. Every edit is undone afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "notation.md"
+PAGE_URL = "notation/"
+CODE = ROOT / "attention_src" / "softmax.py"
+CODE_PAGE_URL = "chapters/scaled-dot-product-attention/"
+
+
+def _build(site_dir: str, env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-d", site_dir],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    return time.perf_counter() - start
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _fetch(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.read().decode("utf-8")
+    except OSError:
+        return ""
+
+
+def _wait_for(url: str, marker: str, timeout: float = 120.0) -> float:
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        if marker in _fetch(url):
+            return time.perf_counter() - start
+        time.sleep(0.05)
+    raise TimeoutError(f"{marker!r} did not appear at {url} within {timeout} s")
+
+
+def main() -> None:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    with tempfile.TemporaryDirectory() as tmp:
+        cold_env = dict(env, ATTENTION_CACHE_DIR=f"{tmp}/cache")
+        shutil.rmtree(ROOT / ".cache" / "mkdocs-jupyter", ignore_errors=True)
+        print(f"cold build: {_build(f'{tmp}/site', cold_env):.1f} s")
+        print(f"warm build: {_build(f'{tmp}/site', cold_env):.1f} s")
+
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}/"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "--dirty", "-a", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    page_text, code_text = PAGE.read_text(), CODE.read_text()
+    try:
+        _wait_for(base + PAGE_URL, "<html", timeout=300)
+        time.sleep(1.0)
+        marker = f"reload-marker-{time.time_ns()}"
+        start = time.perf_counter()
+        PAGE.write_text(page_text + f"\n{marker}\n")
+        _wait_for(base + PAGE_URL, marker)
+        print(f"page edit -> served: {time.perf_counter() - start:.2f} s")
+        PAGE.write_text(page_text)
+        time.sleep(2.0)
+        marker = f"code-marker-{time.time_ns()}"
+        start = time.perf_counter()
+        CODE.write_text(
+            code_text.replace(
+                "# 1) shift by the maximum", f"# {marker}\n    # 1) shift by the maximum", 1
+            )
+        )
+        _wait_for(base + CODE_PAGE_URL, marker)
+        print(
+            f"attention_src edit -> page that includes it served: "
+            f"{time.perf_counter() - start:.2f} s"
+        )
+    finally:
+        PAGE.write_text(page_text)
+        CODE.write_text(code_text)
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
