@@ -34,3 +34,21 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+from .scaling import (  # chapter 4: why divide by sqrt(d_k)
+    random_dot_products,
+    saturation_sweep,
+    softmax_entropy,
+    softmax_jacobian,
+    softmax_jacobian_norm,
+    variance_sweep,
+)
+
+__all__ += [
+    "random_dot_products",
+    "softmax_entropy",
+    "softmax_jacobian",
+    "softmax_jacobian_norm",
+    "variance_sweep",
+    "saturation_sweep",
+]
