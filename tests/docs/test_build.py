@@ -36,8 +36,10 @@ def test_pages_load_nothing_from_other_hosts(built_site):
         for tag, attr in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src")):
             for element in soup.find_all(tag):
                 url = element.get(attr) or ""
-                if tag == "link" and "stylesheet" not in (element.get("rel") or []) and (
-                    "preload" not in (element.get("rel") or [])
+                if (
+                    tag == "link"
+                    and "stylesheet" not in (element.get("rel") or [])
+                    and ("preload" not in (element.get("rel") or []))
                 ):
                     continue  # canonical / alternate links are not loaded
                 if EXTERNAL.match(url):
