@@ -1,0 +1,252 @@
+"""A decoder-only (GPT-style) language model: causal self-attention blocks that
+predict every next token of a sequence in one forward pass, and greedy generation.
+
+Also the tiny synthetic task the causal-attention chapter trains it on: a random
+first half followed by a copy of it, so every token of the second half is
+determined by an earlier one.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._checks import check_ndim, check_positive_int, check_probability, check_tensor, shape_str
+from .feed_forward import FeedForward
+from .masks import causal_mask
+from .multi_head import MultiHeadAttention
+
+__all__ = ["DecoderBlock", "DecoderOnlyLM", "copy_task_batch", "train_copy_model"]
+
+
+# --8<-- [start:decoder_block]
+class DecoderBlock(nn.Module):
+    """One pre-norm block; returns ``(output (B, L, D), weights (B, H, L, L))``.
+
+    Pre-norm: each sub-layer reads a normalised copy of ``x`` and adds its
+    result back, ``x + self_attn(norm1(x))`` then ``x + ff(norm2(x))``. With
+    ``mask = causal_mask(L)`` position ``t`` sees positions ``0 .. t`` only.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d_model)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.ff = FeedForward(d_model, d_ff, dropout=dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None):
+        attn, weights = self.self_attn(self.norm1(x), mask=mask)
+        x = x + attn  # (B, L, D); weights: (B, H, L, L)
+        x = x + self.ff(self.norm2(x))  # (B, L, D)
+        return x, weights
+
+
+# --8<-- [end:decoder_block]
+
+
+# --8<-- [start:decoder_lm]
+class DecoderOnlyLM(nn.Module):
+    """Ids ``(B, L)`` -> ``(logits (B, L, V), [weights (B, H, L, L) per layer])``.
+
+    Token embedding plus a *learned* position embedding (one trained vector per
+    position ``0 .. max_len - 1``), ``num_layers`` pre-norm decoder blocks whose
+    self-attention uses ``causal_mask``, a final LayerNorm and a linear head.
+    ``logits[:, t]`` scores the token that comes *after* position ``t``, and
+    depends on ``tokens[:, : t + 1]`` only.
+
+    Args:
+        vocab_size: V, the number of token ids.
+        d_model: D.
+        num_heads: H; must divide ``d_model``.
+        num_layers: how many decoder blocks.
+        d_ff: hidden width of each feed-forward network.
+        max_len: the longest sequence the position table covers.
+        dropout: dropout in attention and feed-forward, during training.
+        causal: ``False`` drops the mask, so every position also sees the
+            future. Only for demonstrating the leak; a language model must be
+            causal.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int,
+        num_heads: int,
+        num_layers: int,
+        d_ff: int,
+        max_len: int,
+        *,
+        dropout: float = 0.0,
+        causal: bool = True,
+    ):
+        super().__init__()
+        self._check_settings(vocab_size, num_layers, max_len, dropout)
+        self.vocab_size, self.max_len, self.causal = vocab_size, max_len, causal
+        self.token_embedding = nn.Embedding(vocab_size, d_model)
+        self.position_embedding = nn.Embedding(max_len, d_model)
+        self.blocks = nn.ModuleList()
+        for _ in range(num_layers):
+            self.blocks.append(DecoderBlock(d_model, num_heads, d_ff, dropout))
+        self.final_norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, tokens: torch.Tensor):
+        self._check_tokens(tokens)
+        L = tokens.size(1)
+        positions = torch.arange(L, device=tokens.device)  # (L,)
+        x = self.token_embedding(tokens) + self.position_embedding(positions)
+        mask = causal_mask(L, device=tokens.device) if self.causal else None
+        # x: (B, L, D); mask: (L, L), True = may attend, broadcast over B and H
+        all_weights = []
+        for block in self.blocks:
+            x, weights = block(x, mask)  # weights: (B, H, L, L)
+            all_weights.append(weights)
+        logits = self.head(self.final_norm(x))  # (B, L, V)
+        return logits, all_weights
+
+    @torch.no_grad()
+    def generate(self, prompt: torch.Tensor, max_new_tokens: int) -> torch.Tensor:
+        """Greedy decoding: append the most likely next token ``max_new_tokens``
+        times. Every step runs the model on the whole prefix again.
+
+        ``prompt`` is ``(B, L0)`` token ids; returns ``(B, L0 + max_new_tokens)``.
+        Call ``model.eval()`` first if the model has dropout.
+        """
+        self._check_generate(prompt, max_new_tokens)
+        tokens = prompt
+        for _ in range(max_new_tokens):
+            logits, _ = self(tokens)  # (B, L, V): a prediction at every position
+            last = logits[:, -1]  # (B, V): only the last position's is new
+            next_token = last.argmax(dim=-1, keepdim=True)  # (B, 1)
+            tokens = torch.cat([tokens, next_token], dim=1)  # (B, L + 1)
+        return tokens
+
+    # --8<-- [end:decoder_lm]
+
+    @staticmethod
+    def _check_settings(vocab_size, num_layers, max_len, dropout) -> None:
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("num_layers", num_layers),
+            ("max_len", max_len),
+        ):
+            check_positive_int(name, value)
+        check_probability("dropout", dropout)
+
+    def _check_generate(self, prompt, max_new_tokens) -> None:
+        self._check_tokens(prompt, name="prompt")
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+            raise TypeError(f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}")
+        if max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+        total = prompt.size(1) + max_new_tokens
+        if total > self.max_len:
+            raise ValueError(
+                f"prompt length {prompt.size(1)} + max_new_tokens {max_new_tokens} = {total} "
+                f"exceeds max_len={self.max_len}"
+            )
+
+    def _check_tokens(self, tokens, name: str = "tokens") -> None:
+        check_tensor(name, tokens)
+        if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
+            raise TypeError(
+                f"{name} must be integer token ids (torch.long), got dtype {tokens.dtype}"
+            )
+        check_ndim(name, tokens, 2, "(B, L)")
+        if tokens.size(1) == 0:
+            raise ValueError(f"{name} must hold at least one token, got shape (B, 0)")
+        if tokens.size(1) > self.max_len:
+            raise ValueError(
+                f"{name} has length {tokens.size(1)}, but the position table covers only "
+                f"max_len={self.max_len} positions (shape {shape_str(tokens.shape)})"
+            )
+        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
+            raise ValueError(
+                f"{name} ids must be in [0, {self.vocab_size}), got values from "
+                f"{int(tokens.min())} to {int(tokens.max())}"
+            )
+
+
+# --8<-- [start:copy_task]
+def copy_task_batch(
+    batch_size: int,
+    half_len: int,
+    vocab_size: int,
+    *,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """``(B, 2 * half_len)`` ids: ``half_len`` random tokens, then the same again.
+
+    Tokens ``0 .. half_len - 1`` are unpredictable; every later token equals the
+    token ``half_len`` positions before it.
+    """
+    for name, value in (
+        ("batch_size", batch_size),
+        ("half_len", half_len),
+        ("vocab_size", vocab_size),
+    ):
+        check_positive_int(name, value)
+    first = torch.randint(
+        vocab_size, (batch_size, half_len), generator=generator, device=device
+    )  # (B, half_len)
+    return torch.cat([first, first], dim=1)  # (B, 2 * half_len)
+
+
+# --8<-- [end:copy_task]
+
+
+# --8<-- [start:train]
+def train_copy_model(
+    *,
+    vocab_size: int,
+    half_len: int,
+    d_model: int,
+    num_heads: int,
+    num_layers: int,
+    d_ff: int,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    causal: bool = True,
+    device: str | None = None,
+) -> dict:
+    """Train a ``DecoderOnlyLM`` on the copy task with next-token cross-entropy.
+
+    Returns ``{"state_dict": ..., "losses": [loss per step], "model_kwargs": ...}``,
+    plain data that ``attention_src.cache.cached`` can store.
+    """
+    check_positive_int("steps", steps)
+    torch.manual_seed(seed)  # the model's initial weights
+    generator = torch.Generator(device=device).manual_seed(seed)  # the data
+    model_kwargs = dict(
+        vocab_size=vocab_size,
+        d_model=d_model,
+        num_heads=num_heads,
+        num_layers=num_layers,
+        d_ff=d_ff,
+        max_len=2 * half_len,
+        causal=causal,
+    )
+    model = DecoderOnlyLM(**model_kwargs).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    losses = []
+    for _ in range(steps):
+        seq = copy_task_batch(
+            batch_size, half_len, vocab_size, generator=generator, device=device
+        )  # (B, 2 * half_len)
+        inputs, targets = seq[:, :-1], seq[:, 1:]  # token t + 1 from tokens 0..t
+        logits, _ = model(inputs)  # (B, L, V): L predictions per sequence
+        loss = F.cross_entropy(logits.reshape(-1, vocab_size), targets.reshape(-1))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    return {"state_dict": state, "losses": losses, "model_kwargs": model_kwargs}
+
+
+# --8<-- [end:train]

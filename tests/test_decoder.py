@@ -1,0 +1,240 @@
+"""attention_src.decoder: the decoder-only LM (shapes, causality, generation, training),
+its block against nn.TransformerEncoderLayer with a causal mask, and the copy task."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from attention_src import MultiHeadAttention, causal_mask
+from attention_src.decoder import DecoderBlock, DecoderOnlyLM, copy_task_batch, train_copy_model
+
+V, D, H, N_LAYERS, D_FF, MAX_LEN = 11, 16, 4, 2, 32, 12
+
+
+def _model(device, **kwargs) -> DecoderOnlyLM:
+    return DecoderOnlyLM(V, D, H, N_LAYERS, D_FF, MAX_LEN, **kwargs).to(device).eval()
+
+
+def _tokens(B, L, device, gen) -> torch.Tensor:
+    return torch.randint(V, (B, L), generator=gen, device=device)
+
+
+# --------------------------------------------------------------------------- forward
+
+
+@pytest.mark.parametrize(("B", "L"), [(1, 1), (2, 5), (3, MAX_LEN)])
+def test_forward_shapes_and_weights(device, gen, B, L):
+    model = _model(device)
+    logits, weights = model(_tokens(B, L, device, gen))
+    assert logits.shape == (B, L, V)
+    assert len(weights) == N_LAYERS
+    for w in weights:
+        assert w.shape == (B, H, L, L)
+        torch.testing.assert_close(w.sum(dim=-1), torch.ones(B, H, L, device=device))
+        assert torch.all(w.triu(diagonal=1) == 0), "a query attended to a later key"
+
+
+def test_future_tokens_do_not_change_past_logits(device, gen):
+    model = _model(device)
+    tokens = _tokens(2, 10, device, gen)
+    t = 6
+    changed = tokens.clone()
+    changed[:, t + 1 :] = (changed[:, t + 1 :] + 1 + _tokens(2, 3, device, gen)) % V
+    assert not torch.equal(changed, tokens)
+    before, _ = model(tokens)
+    after, _ = model(changed)
+    torch.testing.assert_close(after[:, : t + 1], before[:, : t + 1])
+    assert not torch.allclose(after[:, t + 1 :], before[:, t + 1 :])
+
+
+def test_without_the_mask_the_future_leaks(device, gen):
+    model = _model(device, causal=False)
+    tokens = _tokens(2, 10, device, gen)
+    changed = tokens.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % V
+    before, weights = model(tokens)
+    after, _ = model(changed)
+    assert not torch.allclose(after[:, 0], before[:, 0])  # position 0 saw the last token
+    assert (weights[0].triu(diagonal=1) > 0).any()
+
+
+def test_full_pass_equals_running_each_prefix(device, gen):
+    model = _model(device)
+    tokens = _tokens(3, 8, device, gen)
+    full, _ = model(tokens)
+    one_by_one = torch.stack([model(tokens[:, : t + 1])[0][:, -1] for t in range(8)], dim=1)
+    torch.testing.assert_close(one_by_one, full)
+
+
+def test_batch_items_are_independent(device, gen):
+    model = _model(device)
+    tokens = _tokens(3, 7, device, gen)
+    together, _ = model(tokens)
+    alone, _ = model(tokens[1:2])
+    torch.testing.assert_close(together[1:2], alone)
+
+
+def test_learned_positions_make_order_matter(device, gen):
+    model = _model(device)
+    tokens = torch.tensor([[1, 2, 3, 4]], device=device)
+    a, _ = model(tokens)
+    b, _ = model(tokens.flip(1))
+    assert not torch.allclose(a[:, -1], b[:, -1])
+
+
+def test_gradients_reach_every_parameter(device, gen):
+    model = _model(device).train()
+    logits, _ = model(_tokens(2, 6, device, gen))
+    logits.square().mean().backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None, name
+        if name.startswith("position_embedding"):
+            assert p.grad[:6].abs().sum() > 0 and p.grad[6:].abs().sum() == 0
+        else:
+            assert p.grad.abs().sum() > 0, name
+
+
+# --------------------------------------------------------------------------- block vs torch
+
+
+@pytest.mark.parametrize(("B", "L", "D_", "H_", "d_ff"), [(2, 5, 8, 2, 16), (1, 7, 12, 3, 8)])
+def test_block_matches_torch_prenorm_layer_with_causal_mask(randn, device, B, L, D_, H_, d_ff):
+    layer = nn.TransformerEncoderLayer(
+        D_, H_, d_ff, dropout=0.0, batch_first=True, norm_first=True
+    ).to(device)
+    with torch.no_grad():
+        for name, p in layer.named_parameters():
+            if name.endswith("bias"):
+                p.normal_(0.0, 0.3)
+            elif "norm" in name:
+                p.uniform_(0.5, 1.5)
+    layer.eval()
+    block = DecoderBlock(D_, H_, d_ff).to(device).eval()
+    block.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+    block.ff.linear1.load_state_dict(layer.linear1.state_dict())
+    block.ff.linear2.load_state_dict(layer.linear2.state_dict())
+    block.norm1.load_state_dict(layer.norm1.state_dict())
+    block.norm2.load_state_dict(layer.norm2.state_dict())
+    x = randn(B, L, D_)
+    mask = causal_mask(L, device=device)
+    ours, weights = block(x, mask)
+    theirs = layer(x, src_mask=~mask)  # torch: True = may NOT attend
+    torch.testing.assert_close(ours, theirs)
+    assert weights.shape == (B, H_, L, L)
+
+
+# --------------------------------------------------------------------------- generate
+
+
+def test_generate_length_prompt_and_greedy_choice(device, gen):
+    model = _model(device)
+    prompt = _tokens(2, 3, device, gen)
+    out = model.generate(prompt, 5)
+    assert out.shape == (2, 8)
+    assert out.dtype == torch.long
+    assert torch.equal(out[:, :3], prompt)
+    logits, _ = model(out[:, :-1])  # causal: one pass re-derives every greedy step
+    assert torch.equal(logits[:, 2:].argmax(dim=-1), out[:, 3:])
+
+
+def test_generate_is_deterministic_and_zero_steps_returns_prompt(device, gen):
+    model = _model(device)
+    prompt = _tokens(3, 4, device, gen)
+    assert torch.equal(model.generate(prompt, 6), model.generate(prompt, 6))
+    assert torch.equal(model.generate(prompt, 0), prompt)
+
+
+def test_generate_does_not_track_gradients(device, gen):
+    model = _model(device)
+    out = model.generate(_tokens(1, 2, device, gen), 3)
+    assert not out.requires_grad
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_sequence_longer_than_max_len_raises(device, gen):
+    model = _model(device)
+    with pytest.raises(ValueError, match=r"length 13.*max_len=12"):
+        model(_tokens(1, MAX_LEN + 1, device, gen))
+    message = r"prompt length 10 \+ max_new_tokens 3 = 13 exceeds max_len=12"
+    with pytest.raises(ValueError, match=message):
+        model.generate(_tokens(1, 10, device, gen), 3)
+
+
+def test_bad_tokens_raise(device):
+    model = _model(device)
+    with pytest.raises(TypeError, match="tokens must be integer token ids"):
+        model(torch.zeros(1, 3, device=device))
+    with pytest.raises(ValueError, match=r"tokens must be 2-D \(B, L\), got 1-D"):
+        model(torch.zeros(3, dtype=torch.long, device=device))
+    with pytest.raises(ValueError, match=r"ids must be in \[0, 11\), got values from 0 to 11"):
+        model(torch.tensor([[0, 11]], device=device))
+    with pytest.raises(ValueError, match="at least one token"):
+        model(torch.zeros(1, 0, dtype=torch.long, device=device))
+    with pytest.raises(TypeError, match=r"tokens must be a torch\.Tensor"):
+        model([[1, 2]])
+
+
+def test_bad_generate_arguments_raise(device):
+    model = _model(device)
+    prompt = torch.zeros(1, 2, dtype=torch.long, device=device)
+    with pytest.raises(ValueError, match="max_new_tokens must be >= 0, got -1"):
+        model.generate(prompt, -1)
+    with pytest.raises(TypeError, match="max_new_tokens must be an int, got float"):
+        model.generate(prompt, 2.0)
+    with pytest.raises(TypeError, match="prompt must be integer token ids"):
+        model.generate(prompt.float(), 2)
+
+
+def test_bad_constructor_arguments_raise():
+    with pytest.raises(ValueError, match=r"d_model \(10\) must be divisible by num_heads \(3\)"):
+        DecoderOnlyLM(5, 10, 3, 1, 8, 4)
+    with pytest.raises(ValueError, match="max_len must be positive, got 0"):
+        DecoderOnlyLM(5, 8, 2, 1, 8, 0)
+    with pytest.raises(TypeError, match="vocab_size must be an int"):
+        DecoderOnlyLM(5.0, 8, 2, 1, 8, 4)
+
+
+# --------------------------------------------------------------------------- copy task, training
+
+
+def test_copy_task_batch(device):
+    g1 = torch.Generator(device=device).manual_seed(3)
+    g2 = torch.Generator(device=device).manual_seed(3)
+    a = copy_task_batch(4, 5, 7, generator=g1, device=device)
+    b = copy_task_batch(4, 5, 7, generator=g2, device=device)
+    assert a.shape == (4, 10) and a.dtype == torch.long and a.device.type == device.type
+    assert torch.equal(a, b)
+    assert torch.equal(a[:, 5:], a[:, :5])
+    assert a.min() >= 0 and a.max() < 7
+    with pytest.raises(ValueError, match="half_len must be positive, got 0"):
+        copy_task_batch(4, 0, 7)
+
+
+TINY = dict(
+    vocab_size=6,
+    half_len=4,
+    d_model=16,
+    num_heads=2,
+    num_layers=1,
+    d_ff=32,
+    batch_size=16,
+    lr=3e-2,
+    seed=0,
+)
+
+
+def test_training_reduces_loss_and_is_deterministic(device):
+    first = train_copy_model(**TINY, steps=30, device=str(device))
+    again = train_copy_model(**TINY, steps=10, device=str(device))
+    losses = first["losses"]
+    assert len(losses) == 30
+    assert sum(losses[-5:]) / 5 < 0.85 * sum(losses[:5]) / 5
+    assert losses[:10] == again["losses"]  # same seed, same data, same steps
+    model = DecoderOnlyLM(**first["model_kwargs"])
+    model.load_state_dict(first["state_dict"])  # the stored weights fit the stored settings
+    assert model.max_len == 2 * TINY["half_len"] and model.causal
+    assert all(t.device.type == "cpu" for t in first["state_dict"].values())
