@@ -14,6 +14,7 @@ from torch import nn
 
 from ._checks import check_ndim, check_positive_int, check_probability, check_tensor, shape_str
 from .feed_forward import FeedForward
+from .kv_cache import generate_with_cache
 from .masks import causal_mask
 from .multi_head import MultiHeadAttention
 
@@ -107,14 +108,26 @@ class DecoderOnlyLM(nn.Module):
         return logits, all_weights
 
     @torch.no_grad()
-    def generate(self, prompt: torch.Tensor, max_new_tokens: int) -> torch.Tensor:
+    def generate(
+        self, prompt: torch.Tensor, max_new_tokens: int, use_cache: bool = True
+    ) -> torch.Tensor:
         """Greedy decoding: append the most likely next token ``max_new_tokens``
-        times. Every step runs the model on the whole prefix again.
+        times.
 
         ``prompt`` is ``(B, L0)`` token ids; returns ``(B, L0 + max_new_tokens)``.
-        Call ``model.eval()`` first if the model has dropout.
+        Call ``model.eval()`` first if the model has dropout. With
+        ``use_cache=True`` each step reuses the keys and values of earlier
+        positions (``attention_src.kv_cache``); with ``use_cache=False`` every
+        step runs the model on the whole prefix again. Both write the same
+        tokens. A non-causal model (``causal=False``) always recomputes: its
+        earlier positions change when a token is added, so there is nothing to
+        reuse.
         """
         self._check_generate(prompt, max_new_tokens)
+        if not isinstance(use_cache, bool):
+            raise TypeError(f"use_cache must be a bool, got {type(use_cache).__name__}")
+        if use_cache and self.causal:
+            return generate_with_cache(self, prompt, max_new_tokens)
         tokens = prompt
         for _ in range(max_new_tokens):
             logits, _ = self(tokens)  # (B, L, V): a prediction at every position

@@ -1,0 +1,256 @@
+"""The KV cache: keep every layer's keys and values from earlier decoding steps,
+so each new token only projects its own K and V and attends over the stored ones.
+
+``DecoderOnlyLM.generate(..., use_cache=True)`` runs :func:`generate_with_cache`;
+:func:`measure_kv_cache` times decoding with and without the cache.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+from torch import nn
+
+from ._checks import check_positive_int
+from .masks import causal_mask
+from .multi_head import MultiHeadAttention, merge_heads, split_heads
+from .scaled_dot_product import scaled_dot_product_attention
+
+__all__ = [
+    "KVCache",
+    "cached_attention",
+    "forward_with_cache",
+    "generate_with_cache",
+    "count_kv_projections",
+    "kv_cache_bytes_per_token",
+    "measure_kv_cache",
+]
+
+
+# --8<-- [start:kv_cache]
+class KVCache:
+    """Per-layer keys and values, each ``(B, H, S, Dh)``; ``S`` grows as tokens arrive.
+
+    ``append(layer, k, v)`` stores the new ``(B, H, L, Dh)`` keys and values
+    after the cached ones and returns the whole ``(B, H, S + L, Dh)`` pair.
+    ``length`` is the number of cached positions, which is also the absolute
+    position of the next token.
+    """
+
+    def __init__(self, num_layers: int):
+        check_positive_int("num_layers", num_layers)
+        self.keys: list[torch.Tensor | None] = [None] * num_layers
+        self.values: list[torch.Tensor | None] = [None] * num_layers
+
+    @property
+    def length(self) -> int:
+        return 0 if self.keys[-1] is None else self.keys[-1].size(2)
+
+    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
+        if self.keys[layer] is not None:
+            k = torch.cat([self.keys[layer], k], dim=2)  # (B, H, S + L, Dh)
+            v = torch.cat([self.values[layer], v], dim=2)  # (B, H, S + L, Dh)
+        self.keys[layer], self.values[layer] = k, v
+        return k, v
+
+
+# --8<-- [end:kv_cache]
+
+
+# --8<-- [start:cached_attention]
+def cached_attention(
+    attn: MultiHeadAttention, x: torch.Tensor, cache: KVCache, layer: int
+) -> torch.Tensor:
+    """Self-attention of ``L`` new tokens ``x`` ``(B, L, D)`` over the cache plus themselves.
+
+    Only the new tokens are projected to K and V; the cached ones are reused.
+    The new queries are the *last* ``L`` of ``S`` positions, so the mask is
+    bottom-right aligned: ``causal_mask(L, S)``. A single query is the newest
+    position and may see every key, so it needs no mask at all.
+    """
+    q = split_heads(attn.q_proj(x), attn.num_heads)  # (B, H, L, Dh)
+    k_new = split_heads(attn.k_proj(x), attn.num_heads)  # (B, H, L, Dh)
+    v_new = split_heads(attn.v_proj(x), attn.num_heads)  # (B, H, L, Dh)
+    k, v = cache.append(layer, k_new, v_new)  # (B, H, S, Dh), S = cached + L
+    L, S = x.size(1), k.size(2)
+    mask = causal_mask(L, S, device=x.device) if L > 1 else None  # (L, S) or none
+    out, _ = scaled_dot_product_attention(q, k, v, mask)  # (B, H, L, Dh)
+    return attn.out_proj(merge_heads(out))  # (B, L, D)
+
+
+# --8<-- [end:cached_attention]
+
+
+# --8<-- [start:forward_with_cache]
+def forward_with_cache(model: nn.Module, tokens: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    """Logits ``(B, L, V)`` for ``tokens`` ``(B, L)`` that come after the cached ones.
+
+    The same computation as ``DecoderOnlyLM.forward`` (pre-norm blocks), except
+    that attention reads the cache and the positions start at ``cache.length``:
+    the new tokens' absolute positions, not 0.
+    """
+    start, L = cache.length, tokens.size(1)
+    positions = torch.arange(start, start + L, device=tokens.device)  # (L,)
+    x = model.token_embedding(tokens) + model.position_embedding(positions)  # (B, L, D)
+    for layer, block in enumerate(model.blocks):
+        x = x + cached_attention(block.self_attn, block.norm1(x), cache, layer)  # (B, L, D)
+        x = x + block.ff(block.norm2(x))  # (B, L, D)
+    return model.head(model.final_norm(x))  # (B, L, V)
+
+
+# --8<-- [end:forward_with_cache]
+
+
+# --8<-- [start:generate_with_cache]
+@torch.no_grad()
+def generate_with_cache(model: nn.Module, prompt: torch.Tensor, max_new_tokens: int):
+    """Greedy decoding with a KV cache: ``(B, L0)`` -> ``(B, L0 + max_new_tokens)``.
+
+    The prompt goes through the model once, as one chunk (filling the cache);
+    after that each step feeds only the token just chosen.
+    """
+    if max_new_tokens == 0:
+        return prompt
+    cache = KVCache(len(model.blocks))
+    logits = forward_with_cache(model, prompt, cache)  # (B, L0, V)
+    next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, 1)
+    pieces = [prompt, next_token]
+    for _ in range(max_new_tokens - 1):
+        logits = forward_with_cache(model, next_token, cache)  # (B, 1, V)
+        next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, 1)
+        pieces.append(next_token)
+    return torch.cat(pieces, dim=1)  # (B, L0 + max_new_tokens)
+
+
+# --8<-- [end:generate_with_cache]
+
+
+def count_kv_projections(
+    model: nn.Module, prompt: torch.Tensor, max_new_tokens: int, *, use_cache: bool
+) -> list[int]:
+    """How many token rows go through a K projection (summed over layers) at each step.
+
+    Counted live with forward hooks on every block's ``k_proj`` while
+    ``model.generate`` runs; entry ``i`` is step ``i`` (step 0 reads the prompt).
+    V is projected exactly as often as K.
+    """
+    counts: list[int] = []
+
+    def hook(module, inputs, output):
+        counts.append(inputs[0].shape[:-1].numel())  # B * L rows in this call
+
+    handles = [b.self_attn.k_proj.register_forward_hook(hook) for b in model.blocks]
+    try:
+        model.generate(prompt, max_new_tokens, use_cache=use_cache)
+    finally:
+        for h in handles:
+            h.remove()
+    n = len(model.blocks)  # one call per layer per step
+    return [sum(counts[i : i + n]) for i in range(0, len(counts), n)]
+
+
+def kv_cache_bytes_per_token(num_layers: int, d_model: int, bytes_per_element: int) -> int:
+    """Bytes the cache holds per token: K and V, every layer, ``d_model = H * Dh`` each."""
+    for name, value in (
+        ("num_layers", num_layers),
+        ("d_model", d_model),
+        ("bytes_per_element", bytes_per_element),
+    ):
+        check_positive_int(name, value)
+    return 2 * num_layers * d_model * bytes_per_element
+
+
+def _sync(device) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure_kv_cache(
+    prompt_len: int,
+    new_tokens: int,
+    *,
+    d_model: int = 256,
+    num_heads: int = 4,
+    num_layers: int = 4,
+    vocab_size: int = 1000,
+    d_ff: int | None = None,
+    max_len: int | None = None,
+    batch_size: int = 1,
+    repeats: int = 5,
+    warmup: int = 1,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> dict:
+    """Time ``generate(use_cache=False)`` against ``generate(use_cache=True)``.
+
+    A seeded, untrained ``DecoderOnlyLM`` of the given shape decodes
+    ``new_tokens`` greedily after a random prompt of ``prompt_len`` tokens.
+    The two variants alternate (``repeats`` pairs, after ``warmup`` untimed
+    pairs), so a slow patch of a busy machine hits both; the speedup is the
+    median of the per-pair ratios. Returns plain data: the settings, the
+    times in seconds, their medians, ``speedup`` and ``identical`` (whether
+    both variants wrote the same tokens).
+    """
+    from .decoder import DecoderOnlyLM  # here: decoder.py imports this module
+
+    for name, value in (
+        ("prompt_len", prompt_len),
+        ("new_tokens", new_tokens),
+        ("batch_size", batch_size),
+        ("repeats", repeats),
+    ):
+        check_positive_int(name, value)
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
+    device = torch.device("cpu" if device is None else device)
+    d_ff = 4 * d_model if d_ff is None else d_ff
+    max_len = max(768, prompt_len + new_tokens) if max_len is None else max_len
+    torch.manual_seed(seed)
+    model = DecoderOnlyLM(vocab_size, d_model, num_heads, num_layers, d_ff, max_len)
+    model = model.to(device).eval()
+    generator = torch.Generator(device=device).manual_seed(seed)
+    prompt = torch.randint(
+        vocab_size, (batch_size, prompt_len), generator=generator, device=device
+    )  # (B, prompt_len)
+
+    def run(use_cache: bool):
+        _sync(device)
+        t0 = time.perf_counter()
+        out = model.generate(prompt, new_tokens, use_cache=use_cache)
+        _sync(device)
+        return time.perf_counter() - t0, out
+
+    for _ in range(warmup):
+        run(False)
+        run(True)
+    no_cache, cache = [], []
+    identical = True
+    for _ in range(repeats):
+        t_full, out_full = run(False)
+        t_cache, out_cache = run(True)
+        no_cache.append(t_full)
+        cache.append(t_cache)
+        identical = identical and torch.equal(out_full, out_cache)
+    ratios = [a / b for a, b in zip(no_cache, cache, strict=True)]
+    return {
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "model": dict(
+            d_model=d_model,
+            num_heads=num_heads,
+            num_layers=num_layers,
+            vocab_size=vocab_size,
+            d_ff=d_ff,
+            max_len=max_len,
+        ),
+        "batch_size": batch_size,
+        "device": str(device),
+        "times_no_cache_s": no_cache,
+        "times_cache_s": cache,
+        "median_no_cache_s": statistics.median(no_cache),
+        "median_cache_s": statistics.median(cache),
+        "speedup": statistics.median(ratios),
+        "identical": identical,
+    }

@@ -1,0 +1,371 @@
+"""The Seq2Seq bottleneck: a GRU encoder-decoder with and without attention.
+
+An RNN encoder reads the input one token at a time and hands the decoder its
+final hidden state: one vector of ``hidden_size`` numbers, whatever the input
+length. ``Seq2SeqGRU`` is that model. ``Seq2SeqAttentionGRU`` is the same model
+plus one step: at every output position the decoder's state is a *query* over
+*all* the encoder states (scaled dot-product attention), so nothing has to
+squeeze through the final vector.
+
+The task is synthetic: copy (or reverse) a random sequence of tokens. Token
+``BOS = 0`` starts every decoder input; the other ``vocab_size - 1`` tokens are
+the symbols. The output has the length of the input, so there is no end token.
+
+Shapes: B batch, S input (source) length, L output length, H hidden size,
+V vocabulary size.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._checks import check_positive_int, check_tensor, shape_str
+from .scaled_dot_product import scaled_dot_product_attention
+
+__all__ = [
+    "BOS",
+    "TASKS",
+    "make_seq2seq_batch",
+    "shift_right",
+    "Seq2SeqGRU",
+    "Seq2SeqAttentionGRU",
+    "train_seq2seq",
+    "accuracy_by_length",
+    "accuracy_by_position",
+    "run_seq2seq_experiment",
+]
+
+BOS = 0  # the token that starts every decoder input; symbols are 1 .. vocab_size - 1
+TASKS = ("copy", "reverse")
+
+
+def _check_task(task) -> None:
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+
+
+def _check_vocab_size(vocab_size) -> None:
+    check_positive_int("vocab_size", vocab_size)
+    if vocab_size < 3:
+        raise ValueError(f"vocab_size must be at least 3 (BOS and two symbols), got {vocab_size}")
+
+
+def _check_tokens(name: str, tokens, vocab_size: int) -> None:
+    check_tensor(name, tokens)
+    if tokens.dtype != torch.long:
+        raise TypeError(f"{name} must hold token ids of dtype torch.long, got {tokens.dtype}")
+    if tokens.dim() != 2:
+        raise ValueError(f"{name} must be 2-D (B, length), got shape {shape_str(tokens.shape)}")
+    if tokens.size(1) == 0:
+        raise ValueError(f"{name} must hold at least one token per sequence, got length 0")
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise ValueError(
+            f"{name} must hold token ids in [0, {vocab_size}), got values from "
+            f"{tokens.min().item()} to {tokens.max().item()}"
+        )
+
+
+# --8<-- [start:data]
+def make_seq2seq_batch(
+    batch_size: int,
+    length: int,
+    vocab_size: int,
+    *,
+    task: str = "copy",
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random symbol sequences and what the model must output for them.
+
+    Returns ``(source, target)``, both ``(B, length)`` token ids in
+    ``1 .. vocab_size - 1``: ``target`` is ``source`` itself (``task="copy"``)
+    or ``source`` back to front (``task="reverse"``). The tokens are drawn
+    with ``generator`` (on its device) and then moved to ``device``.
+    """
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("length", length)
+    _check_vocab_size(vocab_size)
+    _check_task(task)
+    where = generator.device if generator is not None else device
+    source = torch.randint(
+        1, vocab_size, (batch_size, length), generator=generator, device=where
+    )  # (B, S)
+    source = source.to(device) if device is not None else source
+    target = source.flip(1) if task == "reverse" else source.clone()  # (B, L = S)
+    return source, target
+
+
+def shift_right(target: torch.Tensor) -> torch.Tensor:
+    """The decoder input for teacher forcing: ``BOS``, then ``target[:, :-1]``."""
+    check_tensor("target", target)
+    if target.dim() != 2:
+        shape = shape_str(target.shape)
+        raise ValueError(f"target must be 2-D (B, L), got shape {shape}")
+    bos = torch.full_like(target[:, :1], BOS)  # (B, 1)
+    return torch.cat([bos, target[:, :-1]], dim=1)  # (B, L)
+
+
+# --8<-- [end:data]
+
+
+# --8<-- [start:seq2seq]
+class Seq2SeqGRU(nn.Module):
+    """GRU encoder -> one fixed vector (its final hidden state) -> GRU decoder.
+
+    Args:
+        vocab_size: V, the number of token ids (``BOS`` and the symbols).
+        hidden_size: H, the width of every hidden state, so also of the one
+            vector that carries the whole input to the decoder.
+        embed_size: the width of a token embedding (default: ``hidden_size``).
+
+    ``forward(source (B, S), decoder_input (B, L))`` returns ``(logits (B, L, V),
+    weights)``; ``weights`` is ``None`` here: this model has nothing to attend
+    with.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        hidden_size: int,
+        embed_size: int | None = None,
+    ):
+        super().__init__()
+        embed_size = hidden_size if embed_size is None else embed_size
+        _check_vocab_size(vocab_size)
+        check_positive_int("hidden_size", hidden_size)
+        check_positive_int("embed_size", embed_size)
+        self.vocab_size, self.hidden_size = vocab_size, hidden_size
+        self.embed = nn.Embedding(vocab_size, embed_size)  # for both GRUs
+        self.encoder = nn.GRU(embed_size, hidden_size, batch_first=True)
+        self.decoder = nn.GRU(embed_size, hidden_size, batch_first=True)
+        self.out = nn.Linear(self.readout_size(), vocab_size)
+
+    def readout_size(self) -> int:
+        return self.hidden_size  # the decoder state alone
+
+    def encode(self, source: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """All encoder states ``(B, S, H)`` and the final one ``(1, B, H)``."""
+        _check_tokens("source", source, self.vocab_size)
+        states, final = self.encoder(self.embed(source))  # (B, S, H), (1, B, H)
+        return states, final
+
+    def readout(self, decoder_states, encoder_states):
+        """Logits from the decoder states ``(B, L, H)``; ignores the encoder's."""
+        return self.out(decoder_states), None  # (B, L, V)
+
+    def forward(self, source: torch.Tensor, decoder_input: torch.Tensor):
+        """Teacher forcing: the decoder reads the *true* previous tokens."""
+        _check_tokens("source", source, self.vocab_size)
+        _check_tokens("decoder_input", decoder_input, self.vocab_size)
+        if decoder_input.size(0) != source.size(0):
+            raise ValueError(
+                f"source {shape_str(source.shape)} and decoder_input "
+                f"{shape_str(decoder_input.shape)} must have the same batch size"
+            )
+        encoder_states, final = self.encode(source)  # (B, S, H), (1, B, H)
+        embedded = self.embed(decoder_input)  # (B, L, E)
+        decoder_states, _ = self.decoder(embedded, final)  # (B, L, H)
+        return self.readout(decoder_states, encoder_states)
+
+    @torch.no_grad()
+    def generate(self, source: torch.Tensor, length: int | None = None):
+        """Greedy decoding: feed back the most likely token, one step at a time.
+
+        Returns tokens ``(B, length)`` (``length`` defaults to ``S``) and the
+        attention weights ``(B, length, S)``, or ``None`` for this model.
+        """
+        _check_tokens("source", source, self.vocab_size)
+        length = source.size(-1) if length is None else length
+        check_positive_int("length", length)
+        encoder_states, hidden = self.encode(source)  # (B, S, H), (1, B, H)
+        token = torch.full_like(source[:, :1], BOS)  # (B, 1)
+        tokens, weights = [], []
+        for _ in range(length):
+            state, hidden = self.decoder(self.embed(token), hidden)  # (B, 1, H)
+            # logits (B, 1, V); w (B, 1, S), or None without attention
+            logits, w = self.readout(state, encoder_states)
+            token = logits.argmax(dim=-1)  # (B, 1)
+            tokens.append(token)
+            weights.append(w)
+        all_weights = None if weights[0] is None else torch.cat(weights, dim=1)
+        return torch.cat(tokens, dim=1), all_weights  # (B, L), (B, L, S)
+
+
+# --8<-- [end:seq2seq]
+
+
+# --8<-- [start:attention]
+class Seq2SeqAttentionGRU(Seq2SeqGRU):
+    """The same model; each decoder state attends over all the encoder states.
+
+    ``forward`` returns ``(logits (B, L, V), weights (B, L, S))``: row ``t`` of
+    ``weights`` is how output step ``t`` spreads its attention over the input.
+    """
+
+    def readout_size(self) -> int:
+        return 2 * self.hidden_size  # the decoder state and what it looked up
+
+    def readout(self, decoder_states, encoder_states):
+        # query: decoder states (B, L, H); keys = values: encoder states (B, S, H)
+        context, weights = scaled_dot_product_attention(
+            decoder_states, encoder_states, encoder_states
+        )  # (B, L, H), (B, L, S)
+        both = torch.cat([decoder_states, context], dim=-1)  # (B, L, 2H)
+        logits = self.out(both)  # (B, L, V)
+        return logits, weights
+
+
+# --8<-- [end:attention]
+
+
+# --8<-- [start:train]
+def train_seq2seq(
+    model: Seq2SeqGRU,
+    *,
+    steps: int,
+    batch_size: int = 64,
+    min_len: int = 4,
+    max_len: int = 16,
+    task: str = "copy",
+    lr: float = 1e-2,
+    seed: int = 0,
+) -> list[float]:
+    """Train ``model`` in place with teacher forcing; return every step's loss.
+
+    Each step draws one length in ``[min_len, max_len]`` and a batch of that
+    length (so no padding is needed), on the model's device.
+    """
+    check_positive_int("steps", steps)
+    check_positive_int("min_len", min_len)
+    check_positive_int("max_len", max_len)
+    if min_len > max_len:
+        raise ValueError(
+            f"min_len ({min_len}) must not exceed max_len ({max_len})",
+        )
+    _check_task(task)
+    device = next(model.parameters()).device
+    generator = torch.Generator().manual_seed(seed)  # same data on any device
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    model.train()
+    for _ in range(steps):
+        length = torch.randint(min_len, max_len + 1, (1,), generator=generator)
+        length = int(length)
+        source, target = make_seq2seq_batch(
+            batch_size,
+            length,
+            model.vocab_size,
+            task=task,
+            generator=generator,
+            device=device,
+        )  # (B, S), (B, L)
+        logits, _ = model(source, shift_right(target))  # (B, L, V)
+        loss = F.cross_entropy(logits.flatten(0, 1), target.flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        optimizer.step()
+        losses.append(loss.item())
+    model.eval()
+    return losses
+
+
+# --8<-- [end:train]
+
+
+def _greedy_hits(model, length, *, task, num_samples, seed) -> torch.Tensor:
+    """Whether each greedily decoded token is right: bool ``(num_samples, length)``."""
+    device = next(model.parameters()).device
+    generator = torch.Generator().manual_seed(seed)
+    source, target = make_seq2seq_batch(
+        num_samples, length, model.vocab_size, task=task, generator=generator, device=device
+    )
+    prediction, _ = model.generate(source)  # (N, L)
+    return prediction == target
+
+
+# --8<-- [start:evaluate]
+def accuracy_by_length(
+    model: Seq2SeqGRU,
+    lengths,
+    *,
+    task: str = "copy",
+    num_samples: int = 256,
+    seed: int = 1,
+) -> list[float]:
+    """Token accuracy of greedy decoding, on ``num_samples`` new inputs each."""
+    _check_task(task)
+    check_positive_int("num_samples", num_samples)
+    return [
+        _greedy_hits(model, n, task=task, num_samples=num_samples, seed=seed + n)
+        .float()
+        .mean()
+        .item()
+        for n in lengths
+    ]
+
+
+# --8<-- [end:evaluate]
+
+
+def accuracy_by_position(
+    model: Seq2SeqGRU,
+    length: int,
+    *,
+    task: str = "copy",
+    num_samples: int = 256,
+    seed: int = 1,
+) -> list[float]:
+    """For sequences of one length: the accuracy of output step 0, 1, ..., ``length - 1``."""
+    _check_task(task)
+    check_positive_int("length", length)
+    check_positive_int("num_samples", num_samples)
+    hits = _greedy_hits(model, length, task=task, num_samples=num_samples, seed=seed + length)
+    return hits.float().mean(dim=0).tolist()
+
+
+def run_seq2seq_experiment(
+    *,
+    attention: bool,
+    vocab_size: int = 12,
+    hidden_size: int = 48,
+    embed_size: int = 16,
+    steps: int = 600,
+    batch_size: int = 64,
+    min_len: int = 4,
+    max_len: int = 16,
+    eval_lengths=(4, 8, 12, 16, 20),
+    task: str = "copy",
+    lr: float = 1e-2,
+    seed: int = 0,
+    device: str = "cpu",
+) -> dict:
+    """Build, train and evaluate one model; return plain data (for ``cached``).
+
+    Returns a dict with ``state_dict`` (load it into a fresh model of the same
+    settings), ``losses``, ``eval_lengths``, ``accuracy`` (one per length) and
+    ``num_parameters``.
+    """
+    torch.manual_seed(seed)  # the initial weights
+    model_class = Seq2SeqAttentionGRU if attention else Seq2SeqGRU
+    model = model_class(vocab_size, hidden_size, embed_size).to(device)
+    losses = train_seq2seq(
+        model,
+        steps=steps,
+        batch_size=batch_size,
+        min_len=min_len,
+        max_len=max_len,
+        task=task,
+        lr=lr,
+        seed=seed,
+    )
+    accuracy = accuracy_by_length(model, eval_lengths, task=task, seed=seed + 1)
+    return {
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "losses": losses,
+        "eval_lengths": list(eval_lengths),
+        "accuracy": accuracy,
+        "num_parameters": sum(p.numel() for p in model.parameters()),
+    }
