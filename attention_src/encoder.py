@@ -167,3 +167,63 @@ class Encoder(nn.Module):
                 f"{int(tokens.min())} to {int(tokens.max())} "
                 f"(tokens shape {shape_str(tokens.shape)})"
             )
+
+    @classmethod
+    def from_torch(
+        cls, stack: nn.TransformerEncoder, embedding: nn.Embedding, *, max_len: int = 5000
+    ) -> Encoder:
+        """An ``Encoder`` that computes what ``embedding``, the sinusoidal positions
+        and ``stack`` compute together (in eval mode)::
+
+            x = embedding(tokens) * sqrt(D) + sinusoidal_positional_encoding(L, D)
+            stack(x, src_key_padding_mask=...)   # batch_first=True layers
+
+        Every layer is copied with :meth:`EncoderLayer.from_torch`. The final
+        norm is a copy of ``stack.norm`` (nn.TransformerEncoder's ``norm``
+        argument), or nothing when the stack has none. PyTorch has no
+        positional encoding, so the positional dropout (the layers' dropout
+        rate) has no counterpart there: compare the two in eval mode.
+        """
+        if not isinstance(stack, nn.TransformerEncoder):
+            raise TypeError(f"stack must be an nn.TransformerEncoder, got {type(stack).__name__}")
+        if not isinstance(embedding, nn.Embedding):
+            raise TypeError(f"embedding must be an nn.Embedding, got {type(embedding).__name__}")
+        first = stack.layers[0]
+        if embedding.embedding_dim != first.self_attn.embed_dim:
+            raise ValueError(
+                f"embedding width {embedding.embedding_dim} does not match the layers' "
+                f"d_model={first.self_attn.embed_dim}"
+            )
+        if stack.norm is not None and not isinstance(stack.norm, nn.LayerNorm):
+            raise ValueError(
+                f"stack.norm must be an nn.LayerNorm or None, got {type(stack.norm).__name__}"
+            )
+        ours = cls(
+            embedding.num_embeddings,
+            embedding.embedding_dim,
+            first.self_attn.num_heads,
+            len(stack.layers),
+            first.linear1.out_features,
+            dropout=first.dropout.p,
+            max_len=max_len,
+            norm_first=first.norm_first,
+        )
+        ref = embedding.weight
+        ours.to(device=ref.device, dtype=ref.dtype)  # before loading: no float32 round trip
+        ours.embedding.load_state_dict(embedding.state_dict())
+        ours.embedding.padding_idx = embedding.padding_idx
+        ours.layers = nn.ModuleList(EncoderLayer.from_torch(layer) for layer in stack.layers)
+        if stack.norm is None:
+            ours.final_norm = nn.Identity()
+        else:
+            norm = stack.norm
+            ours.final_norm = nn.LayerNorm(
+                norm.normalized_shape,
+                eps=norm.eps,
+                elementwise_affine=norm.elementwise_affine,
+                bias=norm.bias is not None,
+                device=ref.device,
+                dtype=ref.dtype,
+            )
+            ours.final_norm.load_state_dict(norm.state_dict())
+        return ours.train(stack.training)

@@ -112,6 +112,11 @@ def plot_attention_grid(
     title: str | None = None,
     cmap: str = "Blues",
     cell_size: float = 2.2,
+    row_names: Sequence[str] | None = None,
+    col_names: Sequence[str] | None = None,
+    xlabel: str = KEY_AXIS,
+    ylabel: str = QUERY_AXIS,
+    colorbar_label: str = "attention weight",
 ) -> Figure:
     """A grid of attention maps: rows are layers, columns are heads.
 
@@ -126,6 +131,13 @@ def plot_attention_grid(
         title: figure title.
         cmap: a matplotlib colour map; weights are drawn on a 0..1 scale.
         cell_size: inches per map.
+        row_names: a name per row, used in the map titles instead of
+            ``f"{row_title} {r}"`` (e.g. ``["untrained", "trained"]``).
+        col_names: a name per column, instead of ``f"{col_title} {c}"``.
+        xlabel: the label under the grid (what a column of a map is).
+        ylabel: the label left of the grid (what a row of a map is).
+        colorbar_label: the label of the colour bar, for grids of other
+            0..1 matrices than attention weights.
     """
     if isinstance(weights, (list, tuple)):
         weights = torch.stack(
@@ -135,6 +147,9 @@ def plot_attention_grid(
         weights = weights[None]
     w = _as_array(weights, 4)
     R, C, L, S = w.shape
+    for names, n, what in ((row_names, R, "row_names"), (col_names, C, "col_names")):
+        if names is not None and len(names) != n:
+            raise ValueError(f"{what} has {len(names)} entries, the grid has {n}")
     fig = Figure(figsize=(0.8 + cell_size * C, 0.5 + cell_size * R), layout="constrained")
     axes = fig.subplots(R, C, squeeze=False, sharex=True, sharey=True)
     image = None
@@ -143,12 +158,12 @@ def plot_attention_grid(
             ax = axes[r][c]
             image = ax.imshow(w[r, c], cmap=cmap, vmin=0.0, vmax=1.0)
             _label_axes(ax, L, S, query_labels, key_labels, show_titles=False)
-            ax.set_title(
-                f"{row_title} {r} · {col_title} {c}" if R > 1 else f"{col_title} {c}", fontsize=9
-            )
-    fig.supxlabel(KEY_AXIS, fontsize=10)
-    fig.supylabel(QUERY_AXIS, fontsize=10)
-    fig.colorbar(image, ax=axes, label="attention weight", shrink=0.8)
+            row = row_names[r] if row_names is not None else f"{row_title} {r}"
+            col = col_names[c] if col_names is not None else f"{col_title} {c}"
+            ax.set_title(f"{row} · {col}" if R > 1 else col, fontsize=9)
+    fig.supxlabel(xlabel, fontsize=10)
+    fig.supylabel(ylabel, fontsize=10)
+    fig.colorbar(image, ax=axes, label=colorbar_label, shrink=0.8)
     if title:
         fig.suptitle(title)
     return fig

@@ -127,6 +127,34 @@ def test_grid_accepts_a_list_of_per_layer_weights(device, gen):
     assert _tick_texts(images[0].get_yticklabels()) == ["a", "b", "c"]
 
 
+@pytest.mark.parametrize(("R", "C"), [(1, 3), (2, 2)])
+def test_grid_row_and_column_names_replace_the_titles(device, gen, R, C):
+    rows, cols = [f"r{i}" for i in range(R)], [f"c{i}" for i in range(C)]
+    fig = plot_attention_grid(_weights(device, gen, R, C, 3, 3), row_names=rows, col_names=cols)
+    titles = [ax.get_title() for ax in fig.axes if ax.images]
+    expected = [f"{r} · {c}" if R > 1 else c for r in rows for c in cols]
+    assert titles == expected
+
+
+def test_grid_axis_and_colour_bar_labels_can_be_changed(device, gen):
+    fig = plot_attention_grid(
+        _weights(device, gen, 1, 2, 3, 3),
+        xlabel="input token",
+        ylabel="output position",
+        colorbar_label="share of the change",
+    )
+    assert fig.get_supxlabel() == "input token"
+    assert fig.get_supylabel() == "output position"
+    colour_bar = next(ax for ax in fig.axes if not ax.images)
+    assert colour_bar.get_ylabel() == "share of the change"
+
+
+@pytest.mark.parametrize("which", ["row_names", "col_names"])
+def test_grid_name_count_mismatch(device, gen, which):
+    with pytest.raises(ValueError, match=f"{which} has 1 entries, the grid has 2"):
+        plot_attention_grid(_weights(device, gen, 2, 2, 3, 3), **{which: ["only one"]})
+
+
 def test_grid_accepts_a_single_row(device, gen):
     fig = plot_attention_grid(_weights(device, gen, 3, 2, 2))
     assert len([ax for ax in fig.axes if ax.images]) == 3
