@@ -113,7 +113,7 @@ FULL = Settings(
     memory_sizes=POWERS,
     block_sweep_length=4096,
     block_sizes=((64, 256), (128, 128), (128, 512), (128, 2048), (256, 256), (256, 1024)),
-    reps=5,
+    reps=7,
     min_sample_s=0.2,
 )
 QUICK = Settings(
@@ -355,16 +355,28 @@ def _time(fns: dict[str, Callable[[], object]], settings: Settings):
 def bench_matmul(settings: Settings) -> dict:
     """GFLOP/s of ``(n, n) @ (n, n)``: what this machine's matrix products reach."""
     n = settings.matmul_n
-    g = torch.Generator(device=settings.device).manual_seed(settings.seed)
-    kw = {"generator": g, "device": settings.device, "dtype": _dtype(settings)}
-    a, b = torch.randn(n, n, **kw), torch.randn(n, n, **kw)
-    times, report = _time({"matmul": lambda: a @ b}, settings)
+    times, report = _time({"matmul": _matmul_fn(settings)}, settings)
     return {"n": n, "gflops": [2 * n**3 / t / 1e9 for t in times["matmul"]], **report}
 
 
+def _matmul_fn(settings: Settings) -> Callable[[], torch.Tensor]:
+    n = settings.matmul_n
+    g = torch.Generator(device=settings.device).manual_seed(settings.seed)
+    kw = {"generator": g, "device": settings.device, "dtype": _dtype(settings)}
+    a, b = torch.randn(n, n, **kw), torch.randn(n, n, **kw)
+    return lambda: a @ b
+
+
 def bench_attention(settings: Settings) -> dict:
-    """naive vs tiled vs SDPA, one forward call each, causal and not, L = S."""
+    """naive vs tiled vs SDPA, one forward call each, causal and not, L = S.
+
+    The large matmul is timed in the same round-robin, so each implementation's
+    GFLOP/s can be compared with the machine's in the same repetitions
+    (``matmul_fraction``: median over repetitions of the ratio of the two).
+    """
     B, H, Dh = settings.batch, settings.heads, settings.head_dim
+    matmul = _matmul_fn(settings)
+    matmul_flops = 2 * settings.matmul_n**3
     rows = []
     for L in settings.sizes:
         q, k, v = _qkv(settings, L)
@@ -372,12 +384,21 @@ def bench_attention(settings: Settings) -> dict:
             fns = _attention_fns(q, k, v, causal)
             with torch.no_grad():
                 diffs = _max_diff(fns, "sdpa")
-                times, report = _time(fns, settings)
+                times, report = _time({**fns, "matmul": matmul}, settings)
+            matmul_times = times.pop("matmul")
             summary = summarize(times, "sdpa")
             flops = attention_flops(B, H, L, L, Dh, causal)
             gflops = {name: flops / t / 1e9 for name, t in summary["median_s"].items()}
+            fraction = {
+                name: statistics.median(
+                    (flops / t) / (matmul_flops / m) for t, m in zip(ts, matmul_times, strict=True)
+                )
+                for name, ts in times.items()
+            }
+            matmul_gflops = statistics.median(matmul_flops / m / 1e9 for m in matmul_times)
             rows.append(
                 {"L": L, "S": L, "causal": causal, "flops": flops, "gflops": gflops,
+                 "matmul_gflops": matmul_gflops, "matmul_fraction": fraction,
                  "max_abs_diff": diffs, **summary, **report}
             )  # fmt: skip
             print(_attention_line(rows[-1]), flush=True)
@@ -385,7 +406,7 @@ def bench_attention(settings: Settings) -> dict:
         gc.collect()
     return {
         "batch": B, "heads": H, "head_dim": Dh, "reference": "sdpa",
-        "implementations": ATTENTION_IMPLS, "rows": rows,
+        "matmul_n": settings.matmul_n, "implementations": ATTENTION_IMPLS, "rows": rows,
     }  # fmt: skip
 
 
@@ -639,10 +660,12 @@ def run(settings: Settings, command: str = "") -> dict:
     print(f"matmul {settings.matmul_n}^3 ...", flush=True)
     before = bench_matmul(settings)
     for name in settings.sections:
-        print(f"== {name} (load {_load()})", flush=True)
+        load = _load()
+        print(f"== {name} (load {load})", flush=True)
         section_start = time.perf_counter()
         results["sections"][name] = SECTIONS[name](settings)
         results["sections"][name]["seconds"] = round(time.perf_counter() - section_start, 1)
+        results["sections"][name]["load_start"] = load
     after = bench_matmul(settings)
     gflops = before["gflops"] + after["gflops"]
     results["sections"]["matmul"] = {
@@ -661,6 +684,8 @@ def _attention_line(row: dict) -> str:
     med, ratio, gf = row["median_s"], row["ratio"], row["gflops"]
     parts = [f"  L={row['L']:5d} {'causal' if row['causal'] else 'full  '}"]
     parts += [f"{n} {med[n] * 1e3:9.2f} ms ({ratio[n]:5.2f}x, {gf[n]:6.1f} GF/s)" for n in med]
+    if "matmul_gflops" in row:
+        parts.append(f"matmul {row['matmul_gflops']:6.1f} GF/s")
     if row.get("rejected_reps"):
         parts.append(f"[{row['rejected_reps']} reps repeated: machine busy]")
     return "  ".join(parts)

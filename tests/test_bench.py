@@ -140,7 +140,9 @@ def test_run_writes_every_section_and_the_machine():
         (16, False), (16, True), (40, False), (40, True)
     ]  # fmt: skip
     for row in rows:
-        assert set(row["median_s"]) == {"naive", "tiled", "sdpa"}
+        assert set(row["median_s"]) == {"naive", "tiled", "sdpa"}  # the matmul kept apart
+        assert set(row["matmul_fraction"]) == {"naive", "tiled", "sdpa"}
+        assert row["matmul_gflops"] > 0 and all(f > 0 for f in row["matmul_fraction"].values())
         assert row["ratio"]["sdpa"] == 1.0
         assert all(len(ts) == TINY.reps for ts in row["times_s"].values())
         assert max(row["max_abs_diff"].values()) < 1e-4  # the three agree
