@@ -95,3 +95,14 @@ def check_mask(mask, scores_shape, legend: str = "(..., L, S)") -> None:
             f"mask of shape {shape_str(mask.shape)} does not broadcast to the "
             f"attention scores {legend} = {shape_str(scores_shape)}"
         )
+
+
+def check_heads(d_model, num_heads) -> None:
+    """``d_model`` and ``num_heads`` are positive ints and the heads split ``d_model`` evenly."""
+    check_positive_int("d_model", d_model)
+    check_positive_int("num_heads", num_heads)
+    if d_model % num_heads != 0:
+        raise ValueError(
+            f"d_model ({d_model}) must be divisible by num_heads ({num_heads}); "
+            f"each head gets d_model / num_heads features"
+        )

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_mask, check_positive_int, check_probability
+from ._checks import check_heads, check_mask, check_positive_int, check_probability
 from .multi_head import MultiHeadAttention
 from .scaled_dot_product import _check_qkv
 
@@ -131,14 +131,8 @@ class FastMultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
-        check_positive_int("d_model", d_model)
-        check_positive_int("num_heads", num_heads)
+        check_heads(d_model, num_heads)
         check_probability("dropout", dropout)
-        if d_model % num_heads != 0:
-            raise ValueError(
-                f"d_model ({d_model}) must be divisible by num_heads ({num_heads}); "
-                f"each head gets d_model / num_heads features"
-            )
         self.d_model, self.num_heads, self.dropout = d_model, num_heads, dropout
         self.d_head = d_model // num_heads
         # one projection: rows 0..D-1 make Q, D..2D-1 make K, 2D..3D-1 make V

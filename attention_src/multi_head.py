@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_floating, check_ndim, check_positive_int, check_probability, shape_str
+from ._checks import check_floating, check_heads, check_ndim, check_probability, shape_str
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
@@ -50,14 +50,8 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
-        check_positive_int("d_model", d_model)
-        check_positive_int("num_heads", num_heads)
+        check_heads(d_model, num_heads)
         check_probability("dropout", dropout)
-        if d_model % num_heads != 0:
-            raise ValueError(
-                f"d_model ({d_model}) must be divisible by num_heads ({num_heads}); "
-                f"each head gets d_model / num_heads features"
-            )
         self.d_model, self.num_heads, self.dropout = d_model, num_heads, dropout
         self.d_head = d_model // num_heads
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
