@@ -148,16 +148,16 @@ class FastMultiHeadAttention(nn.Module):
         if context is None:  # self-attention: Q, K, V in one matrix product
             S = L
             qkv = self.qkv_proj(x).view(B, L, 3, H, Dh)  # (B, L, 3, H, Dh)
-            q, k, v = qkv.permute(2, 0, 3, 1, 4).contiguous()  # (B, H, L, Dh) each
+            # views, not copies: SDPA takes any strides with a contiguous last dim
+            q, k, v = qkv.permute(2, 0, 3, 1, 4)  # (B, H, L, Dh) each
         else:  # cross-attention: Q from x, K and V from context
             S = context.size(1)
             w_q, w_kv = self.qkv_proj.weight.split([D, 2 * D])
             b = self.qkv_proj.bias
             b_q, b_kv = (None, None) if b is None else b.split([D, 2 * D])
             q = F.linear(x, w_q, b_q).view(B, L, H, Dh).transpose(1, 2)  # (B, H, L, Dh)
-            q = q.contiguous()
             kv = F.linear(context, w_kv, b_kv).view(B, S, 2, H, Dh)
-            k, v = kv.permute(2, 0, 3, 1, 4).contiguous()  # (B, H, S, Dh) each
+            k, v = kv.permute(2, 0, 3, 1, 4)  # (B, H, S, Dh) each
         if mask is not None:
             self._check_mask(mask, (B, H, L, S), x.device)
         p = self.dropout if self.training else 0.0
