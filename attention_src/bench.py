@@ -12,7 +12,10 @@ Side by side, in one run:
   under ``torch.no_grad()`` (inference) and with autograd on (forward only);
 - ``blocks``: ``tiled_attention`` with other tile sizes;
 - ``memory``: peak memory of one call per implementation and size, each in a
-  fresh subprocess (``python -m attention_src.bench --peak-memory IMPL L``).
+  fresh subprocess (``python -m attention_src.bench --peak-memory IMPL L``);
+- ``kv_cache``: greedy decoding of a seeded, untrained ``DecoderOnlyLM``,
+  ``generate(use_cache=False)`` (the whole prefix again at every step) against
+  ``generate(use_cache=True)``, for each prompt length.
 
 The machine may be shared and noisy, so the implementations of one
 comparison are timed round-robin within every repetition (a burst of load
@@ -53,6 +56,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .efficient import FastMultiHeadAttention, tiled_attention
+from .kv_cache import decoding_setup
 from .masks import causal_mask
 from .multi_head import MultiHeadAttention
 from .scaled_dot_product import scaled_dot_product_attention
@@ -63,6 +67,7 @@ __all__ = [
     "QUICK",
     "SECTIONS",
     "ATTENTION_IMPLS",
+    "KV_IMPLS",
     "time_round_robin",
     "summarize",
     "attention_flops",
@@ -100,7 +105,13 @@ class Settings:
     dtype: str = "float32"
     device: str = "cpu"
     seed: int = 0
-    sections: tuple[str, ...] = ("attention", "modules", "blocks", "memory")
+    kv_prompt_lens: tuple[int, ...] = (16, 512)  # prompts for the KV-cache section
+    kv_new_tokens: int = 256  # tokens generated after each prompt
+    kv_d_model: int = 256  # the decoder the KV-cache section times (d_ff = 4 * d_model)
+    kv_heads: int = 4
+    kv_layers: int = 4
+    kv_vocab: int = 1000
+    sections: tuple[str, ...] = ("attention", "modules", "blocks", "memory", "kv_cache")
     quiet_share: float | None = 0.1  # repeat a repetition if others used more CPU than this
     max_wait_s: float = 1800.0  # ... but wait for a quiet machine at most this long per comparison
 
@@ -125,6 +136,8 @@ QUICK = Settings(
     block_sizes=((64, 256), (128, 512)),
     reps=3,
     min_sample_s=0.02,
+    kv_prompt_lens=(16, 64),
+    kv_new_tokens=32,
     max_wait_s=0.0,  # a first look: never wait for a quiet machine
 )
 
@@ -505,11 +518,55 @@ def bench_memory(settings: Settings) -> dict:
     }  # fmt: skip
 
 
+KV_IMPLS = {
+    "no_cache": "DecoderOnlyLM.generate(use_cache=False): the whole prefix at every step",
+    "cache": "DecoderOnlyLM.generate(use_cache=True): only the new token, keys/values cached",
+}
+
+
+def bench_kv_cache(settings: Settings) -> dict:
+    """Greedy decoding with and without the KV cache, per prompt length.
+
+    ``speedup`` is the median over repetitions of (time without the cache) /
+    (time with it). Both variants must write the same tokens.
+    """
+    rows, n = [], settings.kv_new_tokens
+    for prompt_len in settings.kv_prompt_lens:
+        model, prompt, model_kwargs = decoding_setup(
+            prompt_len, settings.kv_new_tokens, d_model=settings.kv_d_model,
+            num_heads=settings.kv_heads, num_layers=settings.kv_layers,
+            vocab_size=settings.kv_vocab, batch_size=settings.batch, seed=settings.seed,
+            device=settings.device,
+        )  # fmt: skip
+        model.to(_dtype(settings))
+        fns = {
+            "no_cache": lambda m=model, p=prompt: m.generate(p, n, use_cache=False),
+            "cache": lambda m=model, p=prompt: m.generate(p, n, use_cache=True),
+        }
+        identical = torch.equal(fns["no_cache"](), fns["cache"]())
+        if not identical:
+            raise RuntimeError(f"cached decoding wrote other tokens (prompt {prompt_len})")
+        times, report = _time(fns, settings)
+        summary = summarize(times, "cache")
+        rows.append(
+            {"prompt_len": prompt_len, "new_tokens": n, "identical": identical,
+             "speedup": summary["ratio"]["no_cache"], **summary, **report}
+        )  # fmt: skip
+        print(_kv_line(rows[-1]), flush=True)
+        del model, fns
+        gc.collect()
+    return {
+        "batch": settings.batch, "model": model_kwargs, "reference": "cache",
+        "implementations": KV_IMPLS, "rows": rows,
+    }  # fmt: skip
+
+
 SECTIONS: dict[str, Callable[[Settings], dict]] = {
     "attention": bench_attention,
     "modules": bench_modules,
     "blocks": bench_blocks,
     "memory": bench_memory,
+    "kv_cache": bench_kv_cache,
 }
 
 
@@ -700,6 +757,18 @@ def _module_line(row: dict) -> str:
     return "  ".join(parts)
 
 
+def _kv_line(row: dict) -> str:
+    med = row["median_s"]
+    line = (
+        f"  prompt {row['prompt_len']:5d} + {row['new_tokens']} new: "
+        f"no cache {med['no_cache']:8.3f} s, cache {med['cache']:8.3f} s, "
+        f"speedup {row['speedup']:6.2f}x"
+    )
+    if row.get("rejected_reps"):
+        line += f"  [{row['rejected_reps']} reps repeated: machine busy]"
+    return line
+
+
 def format_tables(results: dict) -> str:
     """The results as plain-text tables (what the command prints at the end)."""
     lines = [
@@ -741,6 +810,10 @@ def format_tables(results: dict) -> str:
                 f"  {r['impl']:6s} L={r['L']:5d} {r['peak_extra_bytes'] / 2**20:10.1f}"
                 f"   weights {r['weights_bytes'] / 2**20:10.1f}"
             )
+    if "kv_cache" in sections:
+        kv = sections["kv_cache"]
+        lines.append(f"\nKV cache, greedy decoding, B={kv['batch']}, model {kv['model']}")
+        lines += [_kv_line(row) for row in kv["rows"]]
     return "\n".join(lines)
 
 
@@ -765,6 +838,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-sizes", help="comma-separated L for the memory section")
     p.add_argument("--block-sweep-length", type=int, help="L for the tile-size sweep")
     p.add_argument("--matmul-n", type=int, help="size n of the reference (n, n) @ (n, n)")
+    p.add_argument("--kv-prompt-lens", help="comma-separated prompt lengths, KV-cache section")
+    p.add_argument("--kv-new-tokens", type=int, help="tokens generated, KV-cache section")
     p.add_argument("--min-sample-s", type=float, help="shortest timing sample, seconds")
     p.add_argument(
         "--max-wait-s", type=float,
@@ -808,6 +883,8 @@ def main(argv: list[str] | None = None) -> dict | None:
         "memory_sizes": _ints(args.memory_sizes),
         "block_sweep_length": args.block_sweep_length,
         "matmul_n": args.matmul_n,
+        "kv_prompt_lens": _ints(args.kv_prompt_lens),
+        "kv_new_tokens": args.kv_new_tokens,
         "min_sample_s": args.min_sample_s,
         "max_wait_s": args.max_wait_s,
     }

@@ -24,6 +24,7 @@ __all__ = [
     "forward_with_cache",
     "generate_with_cache",
     "count_kv_projections",
+    "decoding_setup",
     "kv_cache_bytes_per_token",
     "measure_kv_cache",
 ]
@@ -167,6 +168,54 @@ def _sync(device) -> None:
         torch.cuda.synchronize(device)
 
 
+def decoding_setup(
+    prompt_len: int,
+    new_tokens: int,
+    *,
+    d_model: int = 256,
+    num_heads: int = 4,
+    num_layers: int = 4,
+    vocab_size: int = 1000,
+    d_ff: int | None = None,
+    max_len: int | None = None,
+    batch_size: int = 1,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+):
+    """A seeded, untrained ``DecoderOnlyLM`` in eval mode and a random prompt.
+
+    Returns ``(model, prompt (batch_size, prompt_len), model_kwargs)``; the
+    model's ``max_len`` covers ``prompt_len + new_tokens``. Shared by
+    :func:`measure_kv_cache` and the benchmark's KV-cache section.
+    """
+    from .decoder import DecoderOnlyLM  # here: decoder.py imports this module
+
+    for name, value in (
+        ("prompt_len", prompt_len),
+        ("new_tokens", new_tokens),
+        ("batch_size", batch_size),
+    ):
+        check_positive_int(name, value)
+    device = torch.device("cpu" if device is None else device)
+    d_ff = 4 * d_model if d_ff is None else d_ff
+    max_len = max(768, prompt_len + new_tokens) if max_len is None else max_len
+    kwargs = dict(
+        vocab_size=vocab_size,
+        d_model=d_model,
+        num_heads=num_heads,
+        num_layers=num_layers,
+        d_ff=d_ff,
+        max_len=max_len,
+    )
+    torch.manual_seed(seed)
+    model = DecoderOnlyLM(**kwargs).to(device).eval()
+    generator = torch.Generator(device=device).manual_seed(seed)
+    prompt = torch.randint(
+        vocab_size, (batch_size, prompt_len), generator=generator, device=device
+    )  # (B, prompt_len)
+    return model, prompt, kwargs
+
+
 def measure_kv_cache(
     prompt_len: int,
     new_tokens: int,
@@ -193,27 +242,15 @@ def measure_kv_cache(
     times in seconds, their medians, ``speedup`` and ``identical`` (whether
     both variants wrote the same tokens).
     """
-    from .decoder import DecoderOnlyLM  # here: decoder.py imports this module
-
-    for name, value in (
-        ("prompt_len", prompt_len),
-        ("new_tokens", new_tokens),
-        ("batch_size", batch_size),
-        ("repeats", repeats),
-    ):
-        check_positive_int(name, value)
+    check_positive_int("repeats", repeats)
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
-    device = torch.device("cpu" if device is None else device)
-    d_ff = 4 * d_model if d_ff is None else d_ff
-    max_len = max(768, prompt_len + new_tokens) if max_len is None else max_len
-    torch.manual_seed(seed)
-    model = DecoderOnlyLM(vocab_size, d_model, num_heads, num_layers, d_ff, max_len)
-    model = model.to(device).eval()
-    generator = torch.Generator(device=device).manual_seed(seed)
-    prompt = torch.randint(
-        vocab_size, (batch_size, prompt_len), generator=generator, device=device
-    )  # (B, prompt_len)
+    model, prompt, model_kwargs = decoding_setup(
+        prompt_len, new_tokens, d_model=d_model, num_heads=num_heads,
+        num_layers=num_layers, vocab_size=vocab_size, d_ff=d_ff, max_len=max_len,
+        batch_size=batch_size, seed=seed, device=device,
+    )  # fmt: skip
+    device = prompt.device
 
     def run(use_cache: bool):
         _sync(device)
@@ -237,14 +274,10 @@ def measure_kv_cache(
     return {
         "prompt_len": prompt_len,
         "new_tokens": new_tokens,
-        "model": dict(
-            d_model=d_model,
-            num_heads=num_heads,
-            num_layers=num_layers,
-            vocab_size=vocab_size,
-            d_ff=d_ff,
-            max_len=max_len,
-        ),
+        "model": {
+            key: model_kwargs[key]
+            for key in ("d_model", "num_heads", "num_layers", "vocab_size", "d_ff", "max_len")
+        },
         "batch_size": batch_size,
         "device": str(device),
         "times_no_cache_s": no_cache,

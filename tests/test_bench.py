@@ -23,7 +23,13 @@ TINY = replace(
     heads=2,
     head_dim=8,
     matmul_n=64,
-    sections=("attention", "modules", "blocks"),
+    kv_prompt_lens=(3, 5),
+    kv_new_tokens=4,
+    kv_d_model=16,
+    kv_heads=2,
+    kv_layers=1,
+    kv_vocab=11,
+    sections=("attention", "modules", "blocks", "kv_cache"),
     quiet_share=None,  # never wait for a quiet machine in the tests
 )
 
@@ -132,7 +138,7 @@ def test_run_writes_every_section_and_the_machine():
     assert machine["cpu_count"] >= 1 and machine["cpu_model"]
     assert len(results["load_start"]) == 3 and len(results["load_end"]) == 3
     sections = results["sections"]
-    assert set(sections) == {"matmul", "attention", "modules", "blocks"}
+    assert set(sections) == {"matmul", "attention", "modules", "blocks", "kv_cache"}
     assert len(sections["matmul"]["gflops_before"]) == TINY.reps
 
     rows = sections["attention"]["rows"]
@@ -157,8 +163,18 @@ def test_run_writes_every_section_and_the_machine():
     blocks = sections["blocks"]
     assert [(r["block_size"], r["key_block_size"]) for r in blocks["rows"]] == [(8, 8), (16, 32)]
 
+    kv = sections["kv_cache"]
+    assert kv["model"]["d_model"] == 16 and kv["model"]["max_len"] >= 5 + 4
+    assert [(r["prompt_len"], r["new_tokens"]) for r in kv["rows"]] == [(3, 4), (5, 4)]
+    for row in kv["rows"]:
+        assert row["identical"]
+        assert set(row["times_s"]) == {"no_cache", "cache"}
+        assert all(len(ts) == TINY.reps for ts in row["times_s"].values())
+        assert row["speedup"] == row["ratio"]["no_cache"] and row["ratio"]["cache"] == 1.0
+
     table = bench.format_tables(results)
     assert "attention B=1 H=2 Dh=8" in table and "tiled_attention tile sizes at L = 40" in table
+    assert "KV cache, greedy decoding" in table and "prompt     5 + 4 new" in table
 
 
 def test_unknown_section_is_refused():
@@ -167,7 +183,7 @@ def test_unknown_section_is_refused():
 
 
 def test_sections_are_one_function_each():
-    assert set(bench.SECTIONS) == {"attention", "modules", "blocks", "memory"}
+    assert set(bench.SECTIONS) == {"attention", "modules", "blocks", "memory", "kv_cache"}
     assert all(callable(fn) for fn in bench.SECTIONS.values())
 
 
@@ -206,8 +222,11 @@ def test_committed_results_have_what_the_chapter_plots():
     results = bench.load_results()
     assert results["machine"]["torch_num_threads"] >= 1
     sections = results["sections"]
-    assert {"matmul", "attention", "modules", "memory", "blocks"} <= set(sections)
+    assert {"matmul", "attention", "modules", "memory", "blocks", "kv_cache"} <= set(sections)
     sizes = sorted({r["L"] for r in sections["attention"]["rows"]})
     assert sizes == [2**i for i in range(7, 14)]
     memory = {(r["impl"], r["L"]) for r in sections["memory"]["rows"]}
     assert memory == {(impl, L) for impl in bench.ATTENTION_IMPLS for L in sizes}
+    kv = [(r["prompt_len"], r["new_tokens"]) for r in sections["kv_cache"]["rows"]]
+    assert kv == [(16, 256), (512, 256)]  # the sizes the targets name
+    assert all(r["identical"] for r in sections["kv_cache"]["rows"])

@@ -14,6 +14,7 @@ from attention_src.kv_cache import (
     KVCache,
     cached_attention,
     count_kv_projections,
+    decoding_setup,
     forward_with_cache,
     kv_cache_bytes_per_token,
     measure_kv_cache,
@@ -173,3 +174,21 @@ def test_measure_kv_cache_returns_plain_data():
     assert r["model"]["max_len"] >= 7
     with pytest.raises(ValueError, match="repeats"):
         measure_kv_cache(4, 3, repeats=0)
+
+
+def test_decoding_setup_is_seeded_and_sized(device):
+    kw = dict(d_model=16, num_heads=2, num_layers=1, vocab_size=11, seed=3, device=device)
+    model_a, prompt_a, kwargs = decoding_setup(5, 4, batch_size=2, **kw)
+    model_b, prompt_b, _ = decoding_setup(5, 4, batch_size=2, **kw)
+    assert prompt_a.shape == (2, 5) and prompt_a.device.type == torch.device(device).type
+    assert torch.equal(prompt_a, prompt_b)  # same seed, same prompt and weights
+    for a, b in zip(model_a.parameters(), model_b.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert not model_a.training
+    assert kwargs["max_len"] >= 5 + 4 and kwargs["d_ff"] == 4 * 16
+    other, _, _ = decoding_setup(5, 4, **{**kw, "seed": 4})
+    assert not torch.equal(other.head.weight, model_a.head.weight)
+    with pytest.raises(ValueError, match="prompt_len"):
+        decoding_setup(0, 4)
+    with pytest.raises(ValueError, match="new_tokens"):
+        decoding_setup(4, 0)
