@@ -4,46 +4,38 @@ Shape legend: B batch, H heads, L query length, S key length, D model width,
 Dh head width. Bool masks mean True = may attend.
 """
 
+from .classifier import EncoderClassifier, order_task_batch
+from .decoder import DecoderBlock, DecoderOnlyLM, copy_task_batch, train_copy_model
+from .efficient import FastMultiHeadAttention, tiled_attention
 from .encoder import Encoder, EncoderLayer
 from .feed_forward import FeedForward
+from .kv_cache import (
+    KVCache,
+    cached_attention,
+    count_kv_projections,
+    forward_with_cache,
+    generate_with_cache,
+    kv_cache_bytes_per_token,
+    measure_kv_cache,
+)
 from .masks import causal_mask, padding_mask
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .plotting import figure_to_svg, plot_attention, plot_attention_grid
-from .positional import PositionalEncoding, sinusoidal_positional_encoding
+from .positional import (
+    IGNORE_INDEX,
+    LearnedPositionalEmbedding,
+    OneLayerTagger,
+    PositionalEncoding,
+    previous_token_accuracy,
+    previous_token_batch,
+    run_tagger_experiment,
+    sinusoidal_positional_encoding,
+    sinusoidal_shift_matrix,
+    train_tagger,
+)
 from .projections import PartnerAttention, partner_batch, train_partner_attention
 from .scaled_dot_product import scaled_dot_product_attention
-from .self_attention import SelfAttention
-from .soft_lookup import AdditiveAttention, hard_lookup, soft_lookup
-from .softmax import softmax
-
-__all__ = [
-    "softmax",
-    "scaled_dot_product_attention",
-    "causal_mask",
-    "padding_mask",
-    "SelfAttention",
-    "MultiHeadAttention",
-    "split_heads",
-    "merge_heads",
-    "sinusoidal_positional_encoding",
-    "PositionalEncoding",
-    "FeedForward",
-    "EncoderLayer",
-    "Encoder",
-    "plot_attention",
-    "plot_attention_grid",
-    "figure_to_svg",
-    "hard_lookup",
-    "soft_lookup",
-    "AdditiveAttention",
-    "partner_batch",
-    "PartnerAttention",
-    "train_partner_attention",
-]
-
-__version__ = "0.1.0"
-
-from .scaling import (  # chapter 4: why divide by sqrt(d_k)
+from .scaling import (
     random_dot_products,
     saturation_sweep,
     softmax_entropy,
@@ -51,26 +43,8 @@ from .scaling import (  # chapter 4: why divide by sqrt(d_k)
     softmax_jacobian_norm,
     variance_sweep,
 )
-
-__all__ += [
-    "random_dot_products",
-    "softmax_entropy",
-    "softmax_jacobian",
-    "softmax_jacobian_norm",
-    "variance_sweep",
-    "saturation_sweep",
-]
-
-from .decoder import (  # noqa: E402  (chapter 7: causal self-attention, a decoder-only LM)
-    DecoderBlock,
-    DecoderOnlyLM,
-    copy_task_batch,
-    train_copy_model,
-)
-
-__all__ += ["DecoderBlock", "DecoderOnlyLM", "copy_task_batch", "train_copy_model"]
-
-from .seq2seq import (  # noqa: E402  (chapter 1: why attention, the Seq2Seq bottleneck)
+from .self_attention import SelfAttention
+from .seq2seq import (
     BOS,
     Seq2SeqAttentionGRU,
     Seq2SeqGRU,
@@ -81,66 +55,9 @@ from .seq2seq import (  # noqa: E402  (chapter 1: why attention, the Seq2Seq bot
     shift_right,
     train_seq2seq,
 )
-
-__all__ += [
-    "BOS",
-    "make_seq2seq_batch",
-    "shift_right",
-    "Seq2SeqGRU",
-    "Seq2SeqAttentionGRU",
-    "train_seq2seq",
-    "accuracy_by_length",
-    "accuracy_by_position",
-    "run_seq2seq_experiment",
-]
-
-from .efficient import FastMultiHeadAttention, tiled_attention  # noqa: E402  (efficient attention)
-
-__all__ += ["tiled_attention", "FastMultiHeadAttention"]
-
-from .positional import (  # noqa: E402  (chapter 8: positional encoding)
-    IGNORE_INDEX,
-    LearnedPositionalEmbedding,
-    OneLayerTagger,
-    previous_token_accuracy,
-    previous_token_batch,
-    run_tagger_experiment,
-    sinusoidal_shift_matrix,
-    train_tagger,
-)
-
-__all__ += [
-    "sinusoidal_shift_matrix",
-    "LearnedPositionalEmbedding",
-    "IGNORE_INDEX",
-    "previous_token_batch",
-    "OneLayerTagger",
-    "train_tagger",
-    "previous_token_accuracy",
-    "run_tagger_experiment",
-]
-
-from .kv_cache import (  # noqa: E402  (the KV cache and decoding)
-    KVCache,
-    cached_attention,
-    count_kv_projections,
-    forward_with_cache,
-    generate_with_cache,
-    kv_cache_bytes_per_token,
-    measure_kv_cache,
-)
-
-__all__ += [
-    "KVCache",
-    "cached_attention",
-    "forward_with_cache",
-    "generate_with_cache",
-    "count_kv_projections",
-    "kv_cache_bytes_per_token",
-    "measure_kv_cache",
-]
-
-from .tasks import (  # noqa: E402  (chapter 11: attention maps of trained models)
+from .soft_lookup import AdditiveAttention, hard_lookup, soft_lookup
+from .softmax import softmax
+from .tasks import (
     TASKS,
     TaskBatch,
     TaskModel,
@@ -159,8 +76,72 @@ from .tasks import (  # noqa: E402  (chapter 11: attention maps of trained model
     weight_on_expected,
     zero_values,
 )
+from .training import train_loop, train_order_classifier, warmup_factor
 
-__all__ += [
+__all__ = [
+    # softmax and scaled dot-product attention (the demonstration chapter)
+    "softmax",
+    "scaled_dot_product_attention",
+    # chapter 1: why attention, the Seq2Seq bottleneck
+    "BOS",
+    "make_seq2seq_batch",
+    "shift_right",
+    "Seq2SeqGRU",
+    "Seq2SeqAttentionGRU",
+    "train_seq2seq",
+    "accuracy_by_length",
+    "accuracy_by_position",
+    "run_seq2seq_experiment",
+    # chapter 2: attention as a soft lookup
+    "hard_lookup",
+    "soft_lookup",
+    "AdditiveAttention",
+    # chapter 3: queries, keys and values
+    "SelfAttention",
+    "partner_batch",
+    "PartnerAttention",
+    "train_partner_attention",
+    # chapter 4: why divide by sqrt(d_k)
+    "random_dot_products",
+    "softmax_entropy",
+    "softmax_jacobian",
+    "softmax_jacobian_norm",
+    "variance_sweep",
+    "saturation_sweep",
+    # chapter 5: masks
+    "causal_mask",
+    "padding_mask",
+    # chapter 6: multi-head attention
+    "MultiHeadAttention",
+    "split_heads",
+    "merge_heads",
+    # chapter 7: causal self-attention, a decoder-only LM
+    "DecoderBlock",
+    "DecoderOnlyLM",
+    "copy_task_batch",
+    "train_copy_model",
+    # chapter 8: positional encoding
+    "sinusoidal_positional_encoding",
+    "PositionalEncoding",
+    "sinusoidal_shift_matrix",
+    "LearnedPositionalEmbedding",
+    "IGNORE_INDEX",
+    "previous_token_batch",
+    "OneLayerTagger",
+    "train_tagger",
+    "previous_token_accuracy",
+    "run_tagger_experiment",
+    # chapter 9: feed-forward, residuals, LayerNorm
+    "FeedForward",
+    # chapter 10: the encoder
+    "EncoderLayer",
+    "Encoder",
+    "EncoderClassifier",
+    "order_task_batch",
+    "warmup_factor",
+    "train_loop",
+    "train_order_classifier",
+    # chapter 11: attention maps of trained models
     "TASKS",
     "TaskBatch",
     "permutation_batch",
@@ -178,19 +159,20 @@ __all__ += [
     "token_influence",
     "zero_values",
     "layer_input_dependence",
+    "plot_attention",
+    "plot_attention_grid",
+    "figure_to_svg",
+    # efficient attention
+    "tiled_attention",
+    "FastMultiHeadAttention",
+    # the KV cache and decoding
+    "KVCache",
+    "cached_attention",
+    "forward_with_cache",
+    "generate_with_cache",
+    "count_kv_projections",
+    "kv_cache_bytes_per_token",
+    "measure_kv_cache",
 ]
 
-from .classifier import EncoderClassifier, order_task_batch  # noqa: E402  (chapter 10: the encoder)
-from .training import (  # noqa: E402  (chapters 9-10: warm-up, clipping, training loop)
-    train_loop,
-    train_order_classifier,
-    warmup_factor,
-)
-
-__all__ += [
-    "EncoderClassifier",
-    "order_task_batch",
-    "warmup_factor",
-    "train_loop",
-    "train_order_classifier",
-]
+__version__ = "0.1.0"
