@@ -8,10 +8,15 @@
   until a page that includes it is rebuilt.
 
 Prints one line per figure. Every edit is undone afterwards.
+
+``--reload-only`` skips the two builds; ``--page docs/chapters/masks.md``
+times the page edit on another page (default: the notation page, which runs
+no code).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import socket
@@ -24,7 +29,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "notation.md"
-PAGE_URL = "notation/"
 CODE = ROOT / "attention_src" / "softmax.py"
 CODE_PAGE_URL = "chapters/scaled-dot-product-attention/"
 
@@ -63,13 +67,24 @@ def _wait_for(url: str, marker: str, timeout: float = 120.0) -> float:
     raise TimeoutError(f"{marker!r} did not appear at {url} within {timeout} s")
 
 
-def main() -> None:
+def _page_url(page: Path) -> str:
+    relative = page.resolve().relative_to(ROOT / "docs").with_suffix("")
+    return "" if relative.name == "index" else relative.as_posix() + "/"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m site_tools.measure")
+    parser.add_argument("--reload-only", action="store_true", help="skip the two builds")
+    parser.add_argument("--page", type=Path, default=PAGE, help="the page to edit")
+    args = parser.parse_args(argv)
+    page, page_url = args.page.resolve(), _page_url(args.page)
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    with tempfile.TemporaryDirectory() as tmp:
-        cold_env = dict(env, ATTENTION_CACHE_DIR=f"{tmp}/cache")
-        shutil.rmtree(ROOT / ".cache" / "mkdocs-jupyter", ignore_errors=True)
-        print(f"cold build: {_build(f'{tmp}/site', cold_env):.1f} s")
-        print(f"warm build: {_build(f'{tmp}/site', cold_env):.1f} s")
+    if not args.reload_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            cold_env = dict(env, ATTENTION_CACHE_DIR=f"{tmp}/cache")
+            shutil.rmtree(ROOT / ".cache" / "mkdocs-jupyter", ignore_errors=True)
+            print(f"cold build: {_build(f'{tmp}/site', cold_env):.1f} s")
+            print(f"warm build: {_build(f'{tmp}/site', cold_env):.1f} s")
 
     port = _free_port()
     base = f"http://127.0.0.1:{port}/"
@@ -80,16 +95,22 @@ def main() -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    page_text, code_text = PAGE.read_text(), CODE.read_text()
+    page_text, code_text = page.read_text(), CODE.read_text()
     try:
-        _wait_for(base + PAGE_URL, "<html", timeout=300)
+        start = time.perf_counter()
+        _wait_for(base + page_url, "<html", timeout=900)
+        print(
+            f"mkdocs serve --dirty, first build until served: {time.perf_counter() - start:.1f} s"
+        )
         time.sleep(1.0)
         marker = f"reload-marker-{time.time_ns()}"
         start = time.perf_counter()
-        PAGE.write_text(page_text + f"\n{marker}\n")
-        _wait_for(base + PAGE_URL, marker)
-        print(f"page edit -> served: {time.perf_counter() - start:.2f} s")
-        PAGE.write_text(page_text)
+        page.write_text(page_text + f"\n{marker}\n")
+        _wait_for(base + page_url, marker)
+        print(
+            f"page edit ({page.relative_to(ROOT)}) -> served: {time.perf_counter() - start:.2f} s"
+        )
+        page.write_text(page_text)
         time.sleep(2.0)
         marker = f"code-marker-{time.time_ns()}"
         start = time.perf_counter()
@@ -104,7 +125,7 @@ def main() -> None:
             f"{time.perf_counter() - start:.2f} s"
         )
     finally:
-        PAGE.write_text(page_text)
+        page.write_text(page_text)
         CODE.write_text(code_text)
         server.terminate()
         server.wait(timeout=30)
