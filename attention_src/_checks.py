@@ -106,3 +106,32 @@ def check_heads(d_model, num_heads) -> None:
             f"d_model ({d_model}) must be divisible by num_heads ({num_heads}); "
             f"each head gets d_model / num_heads features"
         )
+
+
+def check_token_ids(
+    name: str, tokens, vocab_size: int, *, max_len: int | None = None, hint: str = ""
+) -> None:
+    """``tokens`` must be a non-empty ``(B, L)`` tensor of integer ids in
+    ``[0, vocab_size)``, with ``L <= max_len`` when ``max_len`` is given.
+
+    ``hint`` is appended to the dtype error (what the caller expects instead).
+    """
+    check_tensor(name, tokens)
+    if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
+        raise TypeError(
+            f"{name} must be integer token ids (torch.long), got dtype {tokens.dtype}{hint}"
+        )
+    check_ndim(name, tokens, 2, "(B, L)")
+    if tokens.size(1) == 0:
+        shape = shape_str(tokens.shape)
+        raise ValueError(f"{name} must hold at least one token, got shape {shape}")
+    if max_len is not None and tokens.size(1) > max_len:
+        raise ValueError(
+            f"{name} has length {tokens.size(1)}, but the position table covers only "
+            f"max_len={max_len} positions ({name} shape {shape_str(tokens.shape)})"
+        )
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise ValueError(
+            f"{name}: token ids must be in [0, {vocab_size}), got values from "
+            f"{int(tokens.min())} to {int(tokens.max())} ({name} shape {shape_str(tokens.shape)})"
+        )

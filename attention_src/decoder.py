@@ -12,7 +12,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_ndim, check_positive_int, check_probability, check_tensor, shape_str
+from ._checks import (
+    check_positive_int,
+    check_probability,
+    check_token_ids,
+)
 from .feed_forward import FeedForward
 from .kv_cache import generate_with_cache
 from .masks import causal_mask
@@ -162,24 +166,7 @@ class DecoderOnlyLM(nn.Module):
             )
 
     def _check_tokens(self, tokens, name: str = "tokens") -> None:
-        check_tensor(name, tokens)
-        if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
-            raise TypeError(
-                f"{name} must be integer token ids (torch.long), got dtype {tokens.dtype}"
-            )
-        check_ndim(name, tokens, 2, "(B, L)")
-        if tokens.size(1) == 0:
-            raise ValueError(f"{name} must hold at least one token, got shape (B, 0)")
-        if tokens.size(1) > self.max_len:
-            raise ValueError(
-                f"{name} has length {tokens.size(1)}, but the position table covers only "
-                f"max_len={self.max_len} positions (shape {shape_str(tokens.shape)})"
-            )
-        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            raise ValueError(
-                f"{name} ids must be in [0, {self.vocab_size}), got values from "
-                f"{int(tokens.min())} to {int(tokens.max())}"
-            )
+        check_token_ids(name, tokens, self.vocab_size, max_len=self.max_len)
 
 
 # --8<-- [start:copy_task]

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_ndim, check_positive_int, check_tensor, shape_str
+from ._checks import check_positive_int, check_token_ids
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
 from .positional import PositionalEncoding
@@ -154,19 +154,8 @@ class Encoder(nn.Module):
     # --8<-- [end:encoder]
 
     def _check_tokens(self, tokens) -> None:
-        check_tensor("tokens", tokens)
-        if tokens.is_floating_point() or tokens.dtype == torch.bool:
-            raise TypeError(
-                f"tokens must be integer token ids (torch.long), got dtype {tokens.dtype}; "
-                "an Encoder embeds ids itself, so pass ids, not vectors"
-            )
-        check_ndim("tokens", tokens, 2, "(B, L)")
-        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            raise ValueError(
-                f"token ids must be in [0, {self.vocab_size}), got values from "
-                f"{int(tokens.min())} to {int(tokens.max())} "
-                f"(tokens shape {shape_str(tokens.shape)})"
-            )
+        hint = "; an Encoder embeds ids itself, so pass ids, not vectors"
+        check_token_ids("tokens", tokens, self.vocab_size, hint=hint)
 
     @classmethod
     def from_torch(

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor, shape_str
+from ._checks import check_positive_int, check_tensor, check_token_ids, shape_str
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = [
@@ -53,18 +53,7 @@ def _check_vocab_size(vocab_size) -> None:
 
 
 def _check_tokens(name: str, tokens, vocab_size: int) -> None:
-    check_tensor(name, tokens)
-    if tokens.dtype != torch.long:
-        raise TypeError(f"{name} must hold token ids of dtype torch.long, got {tokens.dtype}")
-    if tokens.dim() != 2:
-        raise ValueError(f"{name} must be 2-D (B, length), got shape {shape_str(tokens.shape)}")
-    if tokens.size(1) == 0:
-        raise ValueError(f"{name} must hold at least one token per sequence, got length 0")
-    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
-        raise ValueError(
-            f"{name} must hold token ids in [0, {vocab_size}), got values from "
-            f"{tokens.min().item()} to {tokens.max().item()}"
-        )
+    check_token_ids(name, tokens, vocab_size)
 
 
 # --8<-- [start:data]

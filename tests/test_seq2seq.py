@@ -139,6 +139,15 @@ def test_generate_length_and_weights(device, model_class):
 
 
 @pytest.mark.parametrize("model_class", MODELS)
+def test_int32_ids_give_the_same_output(device, model_class):
+    model = model_class(V, H, E).to(device)
+    source = tokens(device, 3, 5)
+    out_long, _ = model.generate(source)
+    out_int, _ = model.generate(source.int())  # nn.Embedding takes any integer ids
+    assert torch.equal(out_long, out_int)
+
+
+@pytest.mark.parametrize("model_class", MODELS)
 def test_greedy_decoding_agrees_with_teacher_forcing(device, model_class):
     """Feeding the greedy output back under teacher forcing reproduces it step by step."""
     model = model_class(V, H, E).to(device)
@@ -207,11 +216,12 @@ def test_input_errors():
         make_seq2seq_batch(2, 4, 2)
     with pytest.raises(ValueError, match="length must be positive, got 0"):
         make_seq2seq_batch(2, 0, V)
-    with pytest.raises(TypeError, match=r"source must hold token ids of dtype torch\.long"):
+    with pytest.raises(TypeError, match=r"source must be integer token ids"):
         model.generate(source.float())
-    with pytest.raises(ValueError, match=r"source must be 2-D \(B, length\), got shape \(4\)"):
+    with pytest.raises(ValueError, match=r"source must be 2-D \(B, L\), got 1-D"):
         model.generate(source[0])
-    with pytest.raises(ValueError, match=r"token ids in \[0, 7\), got values from 1 to 7"):
+    bad_ids = r"source: token ids must be in \[0, 7\), got values from 1 to 7"
+    with pytest.raises(ValueError, match=bad_ids):
         model.generate(torch.tensor([[1, 7]]))
     with pytest.raises(ValueError, match="must have the same batch size"):
         model(source, torch.zeros(3, 4, dtype=torch.long))
