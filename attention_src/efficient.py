@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._checks import check_heads, check_mask, check_positive_int, check_probability
-from .multi_head import MultiHeadAttention
+from .multi_head import MultiHeadAttention, _empty_like_torch
 from .scaled_dot_product import _check_qkv
 
 __all__ = ["tiled_attention", "FastMultiHeadAttention"]
@@ -185,15 +185,7 @@ class FastMultiHeadAttention(nn.Module):
         ``batch_first`` True or False, bias or not; not ``kdim``/``vdim``
         different from ``embed_dim``, ``add_bias_kv`` or ``add_zero_attn``.
         """
-        if not isinstance(m, nn.MultiheadAttention):
-            raise TypeError(f"m must be an nn.MultiheadAttention, got {type(m).__name__}")
-        if not m._qkv_same_embed_dim:
-            raise ValueError("from_torch needs kdim == vdim == embed_dim")
-        if m.bias_k is not None or m.add_zero_attn:
-            raise ValueError("from_torch does not support add_bias_kv or add_zero_attn")
-        has_bias = m.in_proj_bias is not None
-        ours = cls(m.embed_dim, m.num_heads, dropout=m.dropout, bias=has_bias)
-        ours.to(device=m.in_proj_weight.device, dtype=m.in_proj_weight.dtype)
+        ours, has_bias = _empty_like_torch(cls, m)
         with torch.no_grad():
             ours.qkv_proj.weight.copy_(m.in_proj_weight)
             ours.out_proj.weight.copy_(m.out_proj.weight)

@@ -108,15 +108,7 @@ class MultiHeadAttention(nn.Module):
         batch-first) and with or without bias. Not supported: ``kdim``/``vdim``
         different from ``embed_dim``, ``add_bias_kv``, ``add_zero_attn``.
         """
-        if not isinstance(m, nn.MultiheadAttention):
-            raise TypeError(f"m must be an nn.MultiheadAttention, got {type(m).__name__}")
-        if not m._qkv_same_embed_dim:
-            raise ValueError("from_torch needs kdim == vdim == embed_dim")
-        if m.bias_k is not None or m.add_zero_attn:
-            raise ValueError("from_torch does not support add_bias_kv or add_zero_attn")
-        has_bias = m.in_proj_bias is not None
-        ours = cls(m.embed_dim, m.num_heads, dropout=m.dropout, bias=has_bias)
-        ours.to(device=m.in_proj_weight.device, dtype=m.in_proj_weight.dtype)
+        ours, has_bias = _empty_like_torch(cls, m)
         w_q, w_k, w_v = m.in_proj_weight.detach().chunk(3, dim=0)  # each (D, D)
         with torch.no_grad():
             ours.q_proj.weight.copy_(w_q)
@@ -130,3 +122,19 @@ class MultiHeadAttention(nn.Module):
                 ours.v_proj.bias.copy_(b_v)
                 ours.out_proj.bias.copy_(m.out_proj.bias)
         return ours.train(m.training)
+
+
+def _empty_like_torch(cls, m: nn.MultiheadAttention):
+    """``(cls(...) with m's sizes, dropout, bias, device and dtype; has_bias)``,
+    after checking that ``m`` is an ``nn.MultiheadAttention`` that ``from_torch``
+    can copy. Shared by both multi-head modules' ``from_torch``."""
+    if not isinstance(m, nn.MultiheadAttention):
+        raise TypeError(f"m must be an nn.MultiheadAttention, got {type(m).__name__}")
+    if not m._qkv_same_embed_dim:
+        raise ValueError("from_torch needs kdim == vdim == embed_dim")
+    if m.bias_k is not None or m.add_zero_attn:
+        raise ValueError("from_torch does not support add_bias_kv or add_zero_attn")
+    has_bias = m.in_proj_bias is not None
+    ours = cls(m.embed_dim, m.num_heads, dropout=m.dropout, bias=has_bias)
+    ours.to(device=m.in_proj_weight.device, dtype=m.in_proj_weight.dtype)
+    return ours, has_bias
