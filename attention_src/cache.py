@@ -59,13 +59,15 @@ def cached(
         settings: keyword arguments for ``compute``; JSON-serialisable.
         compute: the experiment. It must be deterministic given ``settings``
             (seed inside it) and return tensors, numbers, strings, lists and
-            dicts only.
+            dicts only. torch's global random state is restored after it
+            runs, so the code after ``cached`` sees the same random numbers
+            whether the result was computed or read back.
         code: modules or functions whose source, when edited, must re-run it
             (``compute`` itself is always included).
     """
     directory = cache_dir()
     if directory is None:
-        return compute(**settings)
+        return _without_side_effects(compute, settings)
     key = cache_key(name, settings, [compute, *code])
     path = directory / f"{name}-{key}.pt"
     if path.exists():
@@ -73,9 +75,21 @@ def cached(
             return torch.load(path, weights_only=True)
         except Exception:  # a truncated or foreign file: compute afresh
             path.unlink(missing_ok=True)
-    result = compute(**settings)
+    result = _without_side_effects(compute, settings)
     directory.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".tmp{os.getpid()}")
     torch.save(result, partial)
     partial.replace(path)  # atomic: a concurrent build never reads half a file
     return result
+
+
+def _without_side_effects(compute: Callable[..., T], settings: dict[str, Any]) -> T:
+    """``compute(**settings)`` with torch's global random state restored afterwards.
+
+    Experiments seed themselves (``torch.manual_seed``). Without the restore, the
+    code that runs after ``cached`` would draw different random numbers on a
+    fresh build (the experiment ran) than on a cached one (it did not).
+    """
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        return compute(**settings)

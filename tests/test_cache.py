@@ -65,3 +65,27 @@ def test_off_disables_the_cache(tmp_path, monkeypatch):
     cache.cached("exp", {"n": 2}, _experiment)
     assert _experiment.calls == 2
     assert cache.cache_dir() is None
+
+
+def _seeding_experiment(seed: int):
+    torch.manual_seed(seed)  # as the training functions do
+    return {"draw": torch.rand(3)}
+
+
+def test_global_random_state_is_the_same_computed_or_read(tmp_path, monkeypatch):
+    """The code after ``cached`` must draw the same numbers on a fresh build
+    (the experiment runs and seeds torch) as on a cached one (it does not)."""
+    monkeypatch.setenv("ATTENTION_CACHE_DIR", str(tmp_path))
+    draws = []
+    for _ in range(2):  # the first call computes, the second reads the file
+        torch.manual_seed(123)
+        cache.cached("seeding", {"seed": 0}, _seeding_experiment)
+        draws.append(torch.rand(4))
+    monkeypatch.setenv("ATTENTION_CACHE_DIR", "off")
+    torch.manual_seed(123)
+    cache.cached("seeding", {"seed": 0}, _seeding_experiment)
+    draws.append(torch.rand(4))
+    torch.manual_seed(123)
+    expected = torch.rand(4)  # as if nothing had run in between
+    for draw in draws:
+        assert torch.equal(draw, expected)
