@@ -1,4 +1,5 @@
-"""Attention, from the ground up: the code the chapters build, one concept per module.
+"""Attention, from the ground up: the code the chapters build, one concept per
+module.
 
 Shape legend: B batch, H heads, L query length, S key length, D model width,
 Dh head width. Bool masks mean True = may attend.

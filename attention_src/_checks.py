@@ -35,22 +35,28 @@ def check_ndim(name: str, x: torch.Tensor, ndim: int, legend: str) -> None:
     if x.dim() != ndim:
         hint = ""
         if x.dim() == ndim - 1:
-            hint = f"; for a single example add a batch dimension: {name}.unsqueeze(0)"
+            hint = (
+                f"; for a single example add a batch dimension: {name}.unsqueeze(0)"
+            )
         raise ValueError(
-            f"{name} must be {ndim}-D {legend}, got {x.dim()}-D shape {shape_str(x.shape)}{hint}"
+            f"{name} must be {ndim}-D {legend}, got {x.dim()}-D shape "
+            f"{shape_str(x.shape)}{hint}"
         )
 
 
 def check_min_ndim(name: str, x: torch.Tensor, ndim: int, legend: str) -> None:
     if x.dim() < ndim:
         raise ValueError(
-            f"{name} must have at least {ndim} dimensions {legend}, got shape {shape_str(x.shape)}"
+            f"{name} must have at least {ndim} dimensions {legend}, got shape "
+            f"{shape_str(x.shape)}"
         )
 
 
 def check_positive_int(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"{name} must be an int, got {type(value).__name__} {value!r}"
+        )
     if value <= 0:
         raise ValueError(f"{name} must be positive, got {value}")
 
@@ -68,7 +74,8 @@ def check_same_dtype_device(**tensors: torch.Tensor) -> None:
     for name, t in items[1:]:
         if t.dtype != first.dtype:
             raise TypeError(
-                f"{first_name} and {name} must have the same dtype, got {first.dtype} and {t.dtype}"
+                f"{first_name} and {name} must have the same dtype, got "
+                f"{first.dtype} and {t.dtype}"
             )
         if t.device != first.device:
             raise ValueError(
@@ -83,8 +90,8 @@ def check_mask(mask, scores_shape, legend: str = "(..., L, S)") -> None:
     check_tensor("mask", mask)
     if mask.dtype != torch.bool and not mask.is_floating_point():
         raise TypeError(
-            f"mask must be a bool tensor (True = may attend), got dtype {mask.dtype}; "
-            "convert a 0/1 mask with mask.bool() (or mask == 1)"
+            "mask must be a bool tensor (True = may attend), got dtype "
+            f"{mask.dtype}; convert a 0/1 mask with mask.bool() (or mask == 1)"
         )
     try:
         broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
@@ -98,7 +105,8 @@ def check_mask(mask, scores_shape, legend: str = "(..., L, S)") -> None:
 
 
 def check_heads(d_model, num_heads) -> None:
-    """``d_model`` and ``num_heads`` are positive ints and the heads split ``d_model`` evenly."""
+    """``d_model`` and ``num_heads`` are positive ints and the heads split
+    ``d_model`` evenly."""
     check_positive_int("d_model", d_model)
     check_positive_int("num_heads", num_heads)
     if d_model % num_heads != 0:
@@ -109,7 +117,12 @@ def check_heads(d_model, num_heads) -> None:
 
 
 def check_token_ids(
-    name: str, tokens, vocab_size: int, *, max_len: int | None = None, hint: str = ""
+    name: str,
+    tokens,
+    vocab_size: int,
+    *,
+    max_len: int | None = None,
+    hint: str = "",
 ) -> None:
     """``tokens`` must be a non-empty ``(B, L)`` tensor of integer ids in
     ``[0, vocab_size)``, with ``L <= max_len`` when ``max_len`` is given.
@@ -117,9 +130,14 @@ def check_token_ids(
     ``hint`` is appended to the dtype error (what the caller expects instead).
     """
     check_tensor(name, tokens)
-    if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
+    if (
+        tokens.is_floating_point()
+        or tokens.is_complex()
+        or tokens.dtype == torch.bool
+    ):
         raise TypeError(
-            f"{name} must be integer token ids (torch.long), got dtype {tokens.dtype}{hint}"
+            f"{name} must be integer token ids (torch.long), got dtype "
+            f"{tokens.dtype}{hint}"
         )
     check_ndim(name, tokens, 2, "(B, L)")
     if tokens.size(1) == 0:
@@ -127,11 +145,13 @@ def check_token_ids(
         raise ValueError(f"{name} must hold at least one token, got shape {shape}")
     if max_len is not None and tokens.size(1) > max_len:
         raise ValueError(
-            f"{name} has length {tokens.size(1)}, but the position table covers only "
-            f"max_len={max_len} positions ({name} shape {shape_str(tokens.shape)})"
+            f"{name} has length {tokens.size(1)}, but the position table covers "
+            f"only max_len={max_len} positions ({name} shape "
+            f"{shape_str(tokens.shape)})"
         )
     if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
         raise ValueError(
             f"{name}: token ids must be in [0, {vocab_size}), got values from "
-            f"{int(tokens.min())} to {int(tokens.max())} ({name} shape {shape_str(tokens.shape)})"
+            f"{int(tokens.min())} to {int(tokens.max())} ({name} shape "
+            f"{shape_str(tokens.shape)})"
         )

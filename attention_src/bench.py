@@ -107,13 +107,22 @@ class Settings:
     seed: int = 0
     kv_prompt_lens: tuple[int, ...] = (16, 512)  # prompts for the KV-cache section
     kv_new_tokens: int = 256  # tokens generated after each prompt
-    kv_d_model: int = 256  # the decoder the KV-cache section times (d_ff = 4 * d_model)
+    # the decoder the KV-cache section times (d_ff = 4 * d_model)
+    kv_d_model: int = 256
     kv_heads: int = 4
     kv_layers: int = 4
     kv_vocab: int = 1000
-    sections: tuple[str, ...] = ("attention", "modules", "blocks", "memory", "kv_cache")
-    quiet_share: float | None = 0.1  # repeat a repetition if others used more CPU than this
-    max_wait_s: float = 1800.0  # ... but wait for a quiet machine at most this long per comparison
+    sections: tuple[str, ...] = (
+        "attention",
+        "modules",
+        "blocks",
+        "memory",
+        "kv_cache",
+    )
+    # repeat a repetition if others used more CPU than this
+    quiet_share: float | None = 0.1
+    # ... but wait for a quiet machine at most this long per comparison
+    max_wait_s: float = 1800.0
 
 
 POWERS = tuple(2**i for i in range(7, 14))  # 128 ... 8192
@@ -123,7 +132,14 @@ FULL = Settings(
     autograd_sizes=POWERS[:-1],
     memory_sizes=POWERS,
     block_sweep_length=4096,
-    block_sizes=((64, 256), (128, 128), (128, 512), (128, 2048), (256, 256), (256, 1024)),
+    block_sizes=(
+        (64, 256),
+        (128, 128),
+        (128, 512),
+        (128, 2048),
+        (256, 256),
+        (256, 1024),
+    ),
     reps=7,
     min_sample_s=0.2,
 )
@@ -151,28 +167,37 @@ def _sync(device: torch.device | str) -> None:
 
 
 def _cpu_ticks() -> tuple[int, int, int] | None:
-    """Clock ticks so far: (all CPUs, all CPUs busy, this process); None off Linux."""
+    """Clock ticks so far: (all CPUs, all CPUs busy, this process); None off
+    Linux."""
     try:
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+        fields = [
+            int(x)
+            for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+        ]
         own = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, ValueError, IndexError):
         return None
     total = sum(fields)
     busy = total - fields[3] - fields[4]  # minus idle and iowait
-    return total, busy, int(own[11]) + int(own[12])  # utime + stime of all our threads
+    # utime + stime of all our threads
+    return total, busy, int(own[11]) + int(own[12])
 
 
 def _other_share(before, after) -> float | None:
-    """Share of the machine's CPU time that other processes used between two snapshots."""
+    """Share of the machine's CPU time that other processes used between two
+    snapshots."""
     if before is None or after is None or after[0] <= before[0]:
         return None
     other = (after[1] - before[1]) - (after[2] - before[2])
     return max(0.0, other / (after[0] - before[0]))
 
 
-def _wait_until_quiet(quiet_share: float, budget_s: float, window_s: float = 2.0) -> float:
+def _wait_until_quiet(
+    quiet_share: float, budget_s: float, window_s: float = 2.0
+) -> float:
     """Sleep in windows of ``window_s`` until other processes use at most
-    ``quiet_share`` of the CPU time (or ``budget_s`` runs out); returns the time slept."""
+    ``quiet_share`` of the CPU time (or ``budget_s`` runs out); returns the time
+    slept."""
     slept = 0.0
     while slept < budget_s:
         before = _cpu_ticks()
@@ -234,7 +259,9 @@ def time_round_robin(
             _sync(device)
             sample[name] = (time.perf_counter() - start) / n
         share = _other_share(before, _cpu_ticks())
-        disturbed = quiet_share is not None and share is not None and share > quiet_share
+        disturbed = (
+            quiet_share is not None and share is not None and share > quiet_share
+        )
         if disturbed and waited < max_wait_s:
             rejected += 1
             waited += _wait_until_quiet(quiet_share, max_wait_s - waited)
@@ -244,12 +271,15 @@ def time_round_robin(
         shares.append(share)
     if report is not None:
         report["rejected_reps"] = rejected
-        report["other_cpu_share"] = [None if x is None else round(x, 3) for x in shares]
+        report["other_cpu_share"] = [
+            None if x is None else round(x, 3) for x in shares
+        ]
     return times
 
 
 def summarize(times: dict[str, list[float]], reference: str) -> dict:
-    """Median seconds per function and the median of its paired ratios to ``reference``."""
+    """Median seconds per function and the median of its paired ratios to
+    ``reference``."""
     ref = times[reference]
     return {
         "median_s": {name: statistics.median(ts) for name, ts in times.items()},
@@ -261,7 +291,9 @@ def summarize(times: dict[str, list[float]], reference: str) -> dict:
     }
 
 
-def attention_flops(B: int, H: int, L: int, S: int, D: int, causal: bool = False) -> int:
+def attention_flops(
+    B: int, H: int, L: int, S: int, D: int, causal: bool = False
+) -> int:
     """Multiply-adds of ``Q K^T`` and ``P V``, counted as 2 flops each: 4 B H L S D.
 
     Causal attention only computes the pairs a query may see, so it counts
@@ -273,7 +305,7 @@ def attention_flops(B: int, H: int, L: int, S: int, D: int, causal: bool = False
     return 4 * B * H * pairs * D
 
 
-# ------------------------------------------------------------------------ the machine
+# ---------------------------------------------------------------------- the machine
 
 
 def _cpu_model() -> str:
@@ -313,7 +345,9 @@ def _load() -> list[float]:
 def _dtype(settings: Settings) -> torch.dtype:
     dtype = getattr(torch, settings.dtype, None)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise ValueError(f"dtype must name a floating torch dtype, got {settings.dtype!r}")
+        raise ValueError(
+            f"dtype must name a floating torch dtype, got {settings.dtype!r}"
+        )
     return dtype
 
 
@@ -331,8 +365,10 @@ def _qkv(settings: Settings, L: int, S: int | None = None):
 
 def _attention_fns(q, k, v, causal: bool) -> dict[str, Callable[[], torch.Tensor]]:
     L, S = q.size(-2), k.size(-2)
-    mask = causal_mask(L, S, device=q.device) if causal else None  # built once, not timed
-    # F.scaled_dot_product_attention's is_causal is top-left aligned: explicit mask if L != S
+    # built once, not timed
+    mask = causal_mask(L, S, device=q.device) if causal else None
+    # F.scaled_dot_product_attention's is_causal is top-left aligned:
+    # explicit mask if L != S
     sdpa_mask = mask if causal and L != S else None
     return {
         "naive": lambda: scaled_dot_product_attention(q, k, v, mask)[0],
@@ -345,22 +381,32 @@ def _attention_fns(q, k, v, causal: bool) -> dict[str, Callable[[], torch.Tensor
 
 ATTENTION_IMPLS = {
     "naive": "attention_src.scaled_dot_product_attention: the full (L, S) weights",
-    "tiled": "attention_src.tiled_attention: online softmax over tiles, plain PyTorch",
-    "sdpa": "torch.nn.functional.scaled_dot_product_attention: PyTorch's fused kernel",
+    "tiled": (
+        "attention_src.tiled_attention: online softmax over tiles, plain PyTorch"
+    ),
+    "sdpa": (
+        "torch.nn.functional.scaled_dot_product_attention: PyTorch's fused kernel"
+    ),
 }
 
 
-def _max_diff(fns: dict[str, Callable[[], torch.Tensor]], reference: str) -> dict[str, float]:
+def _max_diff(
+    fns: dict[str, Callable[[], torch.Tensor]], reference: str
+) -> dict[str, float]:
     ref = fns[reference]().float()
-    return {name: (fn().float() - ref).abs().max().item() for name, fn in fns.items()}
+    return {
+        name: (fn().float() - ref).abs().max().item() for name, fn in fns.items()
+    }
 
 
 def _time(fns: dict[str, Callable[[], object]], settings: Settings):
-    """``time_round_robin`` with the run's settings; returns (times, contention report)."""
+    """``time_round_robin`` with the run's settings; returns
+    (times, contention report)."""
     report: dict = {}
     times = time_round_robin(
         fns, settings.reps, settings.min_sample_s, settings.device,
-        quiet_share=settings.quiet_share, max_wait_s=settings.max_wait_s, report=report,
+        quiet_share=settings.quiet_share, max_wait_s=settings.max_wait_s,
+        report=report,
     )  # fmt: skip
     return times, report
 
@@ -369,7 +415,11 @@ def bench_matmul(settings: Settings) -> dict:
     """GFLOP/s of ``(n, n) @ (n, n)``: what this machine's matrix products reach."""
     n = settings.matmul_n
     times, report = _time({"matmul": _matmul_fn(settings)}, settings)
-    return {"n": n, "gflops": [2 * n**3 / t / 1e9 for t in times["matmul"]], **report}
+    return {
+        "n": n,
+        "gflops": [2 * n**3 / t / 1e9 for t in times["matmul"]],
+        **report,
+    }
 
 
 def _matmul_fn(settings: Settings) -> Callable[[], torch.Tensor]:
@@ -401,14 +451,19 @@ def bench_attention(settings: Settings) -> dict:
             matmul_times = times.pop("matmul")
             summary = summarize(times, "sdpa")
             flops = attention_flops(B, H, L, L, Dh, causal)
-            gflops = {name: flops / t / 1e9 for name, t in summary["median_s"].items()}
+            gflops = {
+                name: flops / t / 1e9 for name, t in summary["median_s"].items()
+            }
             fraction = {
                 name: statistics.median(
-                    (flops / t) / (matmul_flops / m) for t, m in zip(ts, matmul_times, strict=True)
+                    (flops / t) / (matmul_flops / m)
+                    for t, m in zip(ts, matmul_times, strict=True)
                 )
                 for name, ts in times.items()
             }
-            matmul_gflops = statistics.median(matmul_flops / m / 1e9 for m in matmul_times)
+            matmul_gflops = statistics.median(
+                matmul_flops / m / 1e9 for m in matmul_times
+            )
             rows.append(
                 {"L": L, "S": L, "causal": causal, "flops": flops, "gflops": gflops,
                  "matmul_gflops": matmul_gflops, "matmul_fraction": fraction,
@@ -419,23 +474,29 @@ def bench_attention(settings: Settings) -> dict:
         gc.collect()
     return {
         "batch": B, "heads": H, "head_dim": Dh, "reference": "sdpa",
-        "matmul_n": settings.matmul_n, "implementations": ATTENTION_IMPLS, "rows": rows,
+        "matmul_n": settings.matmul_n, "implementations": ATTENTION_IMPLS,
+        "rows": rows,
     }  # fmt: skip
 
 
 MODULE_IMPLS = {
     "nn": "torch.nn.MultiheadAttention(batch_first=True), need_weights=False",
     "fast": "attention_src.FastMultiHeadAttention: fused QKV projection + SDPA",
-    "ours": "attention_src.MultiHeadAttention: separate projections + naive attention",
+    "ours": (
+        "attention_src.MultiHeadAttention: separate projections + naive attention"
+    ),
 }
 
 
 def bench_modules(settings: Settings) -> dict:
-    """nn.MultiheadAttention vs FastMultiHeadAttention vs MultiHeadAttention (eval mode)."""
+    """nn.MultiheadAttention vs FastMultiHeadAttention vs MultiHeadAttention
+    (eval mode)."""
     B, H = settings.batch, settings.heads
     D = H * settings.head_dim
     torch.manual_seed(settings.seed)
-    reference = nn.MultiheadAttention(D, H, batch_first=True).to(settings.device, _dtype(settings))
+    reference = nn.MultiheadAttention(D, H, batch_first=True).to(
+        settings.device, _dtype(settings)
+    )
     reference.eval()
     fast = FastMultiHeadAttention.from_torch(reference)
     ours = MultiHeadAttention.from_torch(reference)
@@ -444,7 +505,9 @@ def bench_modules(settings: Settings) -> dict:
     runs += [("autograd", L) for L in settings.autograd_sizes]
     for mode, L in runs:
         g = torch.Generator(device=settings.device).manual_seed(settings.seed)
-        x = torch.randn(B, L, D, generator=g, device=settings.device, dtype=_dtype(settings))
+        x = torch.randn(
+            B, L, D, generator=g, device=settings.device, dtype=_dtype(settings)
+        )
         fns = {
             "nn": lambda x=x: reference(x, x, x, need_weights=False)[0],
             "fast": lambda x=x: fast(x)[0],
@@ -454,7 +517,13 @@ def bench_modules(settings: Settings) -> dict:
             diffs = _max_diff(fns, "nn")
             times, report = _time(fns, settings)
         rows.append(
-            {"mode": mode, "L": L, "max_abs_diff": diffs, **summarize(times, "nn"), **report}
+            {
+                "mode": mode,
+                "L": L,
+                "max_abs_diff": diffs,
+                **summarize(times, "nn"),
+                **report,
+            }
         )
         print(_module_line(rows[-1]), flush=True)
         del x, fns
@@ -470,7 +539,8 @@ def bench_modules(settings: Settings) -> dict:
 
 
 def bench_blocks(settings: Settings) -> dict:
-    """tiled_attention with other (block_size, key_block_size) pairs, against SDPA."""
+    """tiled_attention with other (block_size, key_block_size) pairs, against
+    SDPA."""
     L = settings.block_sweep_length
     q, k, v = _qkv(settings, L)
     fns: dict[str, Callable[[], torch.Tensor]] = {
@@ -485,7 +555,8 @@ def bench_blocks(settings: Settings) -> dict:
     summary = summarize(times, "sdpa")
     rows = [
         {"block_size": bq, "key_block_size": bk,
-         "median_s": summary["median_s"][f"{bq}x{bk}"], "ratio": summary["ratio"][f"{bq}x{bk}"]}
+         "median_s": summary["median_s"][f"{bq}x{bk}"],
+         "ratio": summary["ratio"][f"{bq}x{bk}"]}
         for bq, bk in settings.block_sizes
     ]  # fmt: skip
     for row in rows:
@@ -501,26 +572,34 @@ def bench_blocks(settings: Settings) -> dict:
 
 
 def bench_memory(settings: Settings) -> dict:
-    """Peak memory of one call per implementation and size, each in a fresh process."""
+    """Peak memory of one call per implementation and size, each in a fresh
+    process."""
     rows = []
     for L in settings.memory_sizes:
         for impl in ATTENTION_IMPLS:
             row = measure_peak_memory(impl, L, settings=settings)
             rows.append(row)
             print(
-                f"  memory {impl:6s} L={L:5d}  peak extra {row['peak_extra_bytes'] / 2**20:10.1f}"
-                f" MiB  (weights would be {row['weights_bytes'] / 2**20:.1f} MiB)",
+                f"  memory {impl:6s} L={L:5d}  peak extra "
+                f"{row['peak_extra_bytes'] / 2**20:10.1f} MiB  (weights would be "
+                f"{row['weights_bytes'] / 2**20:.1f} MiB)",
                 flush=True,
             )
     return {
-        "batch": settings.batch, "heads": settings.heads, "head_dim": settings.head_dim,
-        "causal": False, "method": _MEMORY_METHOD, "rows": rows,
+        "batch": settings.batch, "heads": settings.heads,
+        "head_dim": settings.head_dim, "causal": False, "method": _MEMORY_METHOD,
+        "rows": rows,
     }  # fmt: skip
 
 
 KV_IMPLS = {
-    "no_cache": "DecoderOnlyLM.generate(use_cache=False): the whole prefix at every step",
-    "cache": "DecoderOnlyLM.generate(use_cache=True): only the new token, keys/values cached",
+    "no_cache": (
+        "DecoderOnlyLM.generate(use_cache=False): the whole prefix at every step"
+    ),
+    "cache": (
+        "DecoderOnlyLM.generate(use_cache=True): only the new token, "
+        "keys/values cached"
+    ),
 }
 
 
@@ -535,8 +614,8 @@ def bench_kv_cache(settings: Settings) -> dict:
         model, prompt, model_kwargs = decoding_setup(
             prompt_len, settings.kv_new_tokens, d_model=settings.kv_d_model,
             num_heads=settings.kv_heads, num_layers=settings.kv_layers,
-            vocab_size=settings.kv_vocab, batch_size=settings.batch, seed=settings.seed,
-            device=settings.device,
+            vocab_size=settings.kv_vocab, batch_size=settings.batch,
+            seed=settings.seed, device=settings.device,
         )  # fmt: skip
         model.to(_dtype(settings))
         fns = {
@@ -545,7 +624,9 @@ def bench_kv_cache(settings: Settings) -> dict:
         }
         identical = torch.equal(fns["no_cache"](), fns["cache"]())
         if not identical:
-            raise RuntimeError(f"cached decoding wrote other tokens (prompt {prompt_len})")
+            raise RuntimeError(
+                f"cached decoding wrote other tokens (prompt {prompt_len})"
+            )
         times, report = _time(fns, settings)
         summary = summarize(times, "cache")
         rows.append(
@@ -570,13 +651,14 @@ SECTIONS: dict[str, Callable[[Settings], dict]] = {
 }
 
 
-# ------------------------------------------------------------------------ peak memory
+# ---------------------------------------------------------------------- peak memory
 
 _MEMORY_METHOD = (
-    "CPU: a fresh Python process allocates the inputs and runs a small warm-up call; "
-    "writing 5 to /proc/self/clear_refs resets the high-water mark VmHWM to the "
-    "current resident size VmRSS; after one call, peak extra = VmHWM - VmRSS before "
-    "the call (output included). CUDA: torch.cuda.max_memory_allocated() over the call."
+    "CPU: a fresh Python process allocates the inputs and runs a small warm-up "
+    "call; writing 5 to /proc/self/clear_refs resets the high-water mark VmHWM to "
+    "the current resident size VmRSS; after one call, peak extra = VmHWM - VmRSS "
+    "before the call (output included). CUDA: torch.cuda.max_memory_allocated() "
+    "over the call."
 )
 
 
@@ -587,7 +669,9 @@ def _status_kib(field_name: str) -> int:
     raise RuntimeError(f"{field_name} not found in /proc/self/status")
 
 
-def peak_memory(impl: str, L: int, settings: Settings = QUICK, *, causal: bool = False) -> dict:
+def peak_memory(
+    impl: str, L: int, settings: Settings = QUICK, *, causal: bool = False
+) -> dict:
     """Extra bytes one call of ``impl`` needs at its peak, measured in THIS process.
 
     Meant for a fresh process (``python -m attention_src.bench --peak-memory``):
@@ -595,7 +679,9 @@ def peak_memory(impl: str, L: int, settings: Settings = QUICK, *, causal: bool =
     part of the peak. Use :func:`measure_peak_memory` from elsewhere.
     """
     if impl not in ATTENTION_IMPLS:
-        raise ValueError(f"impl must be one of {sorted(ATTENTION_IMPLS)}, got {impl!r}")
+        raise ValueError(
+            f"impl must be one of {sorted(ATTENTION_IMPLS)}, got {impl!r}"
+        )
     cuda = torch.device(settings.device).type == "cuda"
     with torch.no_grad():
         tiny = _qkv(settings, min(L, 16))
@@ -620,13 +706,19 @@ def peak_memory(impl: str, L: int, settings: Settings = QUICK, *, causal: bool =
     B, H = settings.batch, settings.heads
     return {
         "impl": impl, "L": L, "S": L, "causal": causal, "peak_extra_bytes": extra,
-        "inputs_bytes": 3 * q.numel() * element, "output_bytes": out.numel() * element,
+        "inputs_bytes": 3 * q.numel() * element,
+        "output_bytes": out.numel() * element,
         "weights_bytes": B * H * L * L * element,
     }  # fmt: skip
 
 
 def measure_peak_memory(
-    impl: str, L: int, settings: Settings = QUICK, *, causal: bool = False, timeout: float = 600
+    impl: str,
+    L: int,
+    settings: Settings = QUICK,
+    *,
+    causal: bool = False,
+    timeout: float = 600,
 ) -> dict:
     """:func:`peak_memory` in a fresh subprocess; returns its dict."""
     cmd = [
@@ -638,14 +730,20 @@ def measure_peak_memory(
     if causal:
         cmd.append("--causal")
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")])
+    )
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env=env, timeout=timeout
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def tensor_memory_peak(fn: Callable[[], object], device: torch.device | str = "cpu") -> int:
+def tensor_memory_peak(
+    fn: Callable[[], object], device: torch.device | str = "cpu"
+) -> int:
     """Peak bytes held by the tensors ``fn()`` allocates, counted while it runs.
 
     In-process and exact, so the same call gives the same number every time
@@ -665,7 +763,9 @@ def tensor_memory_peak(fn: Callable[[], object], device: torch.device | str = "c
     with torch.profiler.profile(activities=activities, profile_memory=True) as prof:
         fn()
     events = prof.profiler.kineto_results.events()
-    changes = sorted((e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]")
+    changes = sorted(
+        (e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]"
+    )
     live = peak = 0
     for _, nbytes in changes:  # + for an allocation, - for a free, in time order
         live += nbytes
@@ -686,10 +786,14 @@ def memory_sweep(
     }
     peaks: dict[str, list[int]] = {name: [] for name in functions}
     for L in sizes:
-        q, k, v = torch.randn(3, 1, heads, L, head_dim, generator=generator, device=device)
+        q, k, v = torch.randn(
+            3, 1, heads, L, head_dim, generator=generator, device=device
+        )
         with torch.no_grad():
             for name, fn in functions.items():
-                peaks[name].append(tensor_memory_peak(lambda: fn(q, k, v), device))  # noqa: B023
+                peaks[name].append(
+                    tensor_memory_peak(lambda: fn(q, k, v), device)  # noqa: B023
+                )
     return peaks
 
 
@@ -708,7 +812,9 @@ def run(settings: Settings, command: str = "") -> dict:
     results = {
         "schema": 1,
         "command": command,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"
+        ),
         "machine": machine_info(settings.device),
         "settings": asdict(settings),
         "load_start": _load(),
@@ -721,7 +827,9 @@ def run(settings: Settings, command: str = "") -> dict:
         print(f"== {name} (load {load})", flush=True)
         section_start = time.perf_counter()
         results["sections"][name] = SECTIONS[name](settings)
-        results["sections"][name]["seconds"] = round(time.perf_counter() - section_start, 1)
+        results["sections"][name]["seconds"] = round(
+            time.perf_counter() - section_start, 1
+        )
         results["sections"][name]["load_start"] = load
     after = bench_matmul(settings)
     gflops = before["gflops"] + after["gflops"]
@@ -740,7 +848,10 @@ def run(settings: Settings, command: str = "") -> dict:
 def _attention_line(row: dict) -> str:
     med, ratio, gf = row["median_s"], row["ratio"], row["gflops"]
     parts = [f"  L={row['L']:5d} {'causal' if row['causal'] else 'full  '}"]
-    parts += [f"{n} {med[n] * 1e3:9.2f} ms ({ratio[n]:5.2f}x, {gf[n]:6.1f} GF/s)" for n in med]
+    parts += [
+        f"{n} {med[n] * 1e3:9.2f} ms ({ratio[n]:5.2f}x, {gf[n]:6.1f} GF/s)"
+        for n in med
+    ]
     if "matmul_gflops" in row:
         parts.append(f"matmul {row['matmul_gflops']:6.1f} GF/s")
     if row.get("rejected_reps"):
@@ -772,15 +883,18 @@ def _kv_line(row: dict) -> str:
 def format_tables(results: dict) -> str:
     """The results as plain-text tables (what the command prints at the end)."""
     lines = [
-        f"{results['machine']['cpu_model']}, {results['machine']['torch_num_threads']} threads, "
-        f"torch {results['machine']['torch']}, {results['settings']['dtype']}",
+        f"{results['machine']['cpu_model']}, "
+        f"{results['machine']['torch_num_threads']} threads, torch "
+        f"{results['machine']['torch']}, {results['settings']['dtype']}",
         f"load average {results['load_start']} -> {results.get('load_end')}, "
         f"{results.get('seconds')} s",
     ]
     sections = results["sections"]
     if "matmul" in sections:
         m = sections["matmul"]
-        lines.append(f"matmul {m['n']}x{m['n']}: {m['gflops_median']:.1f} GFLOP/s (median)")
+        lines.append(
+            f"matmul {m['n']}x{m['n']}: {m['gflops_median']:.1f} GFLOP/s (median)"
+        )
     if "attention" in sections:
         a = sections["attention"]
         lines.append(
@@ -797,22 +911,27 @@ def format_tables(results: dict) -> str:
         lines += [_module_line(row) for row in m["rows"]]
     if "blocks" in sections:
         b = sections["blocks"]
-        lines.append(f"\ntiled_attention tile sizes at L = {b['L']} (ratio to SDPA)")
+        lines.append(
+            f"\ntiled_attention tile sizes at L = {b['L']} (ratio to SDPA)"
+        )
         lines += [
-            f"  {r['block_size']:4d} x {r['key_block_size']:<5d} {r['median_s'] * 1e3:9.1f} ms "
-            f"{r['ratio']:5.2f}x"
+            f"  {r['block_size']:4d} x {r['key_block_size']:<5d} "
+            f"{r['median_s'] * 1e3:9.1f} ms {r['ratio']:5.2f}x"
             for r in b["rows"]
         ]
     if "memory" in sections:
         lines.append("\npeak extra memory of one call (MiB)")
         for r in sections["memory"]["rows"]:
             lines.append(
-                f"  {r['impl']:6s} L={r['L']:5d} {r['peak_extra_bytes'] / 2**20:10.1f}"
-                f"   weights {r['weights_bytes'] / 2**20:10.1f}"
+                f"  {r['impl']:6s} L={r['L']:5d} "
+                f"{r['peak_extra_bytes'] / 2**20:10.1f}   weights "
+                f"{r['weights_bytes'] / 2**20:10.1f}"
             )
     if "kv_cache" in sections:
         kv = sections["kv_cache"]
-        lines.append(f"\nKV cache, greedy decoding, B={kv['batch']}, model {kv['model']}")
+        lines.append(
+            f"\nKV cache, greedy decoding, B={kv['batch']}, model {kv['model']}"
+        )
         lines += [_kv_line(row) for row in kv["rows"]]
     return "\n".join(lines)
 
@@ -825,25 +944,48 @@ def load_results(path: str | Path | None = None) -> dict:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m attention_src.bench",
-        description="Time and measure naive, tiled and PyTorch attention on this machine. "
-        "Set the number of threads from outside, e.g. OMP_NUM_THREADS=2.",
+        description="Time and measure naive, tiled and PyTorch attention on this "
+        "machine. Set the number of threads from outside, e.g. OMP_NUM_THREADS=2.",
     )
-    p.add_argument("--quick", action="store_true", help="small sizes, few repetitions (<= 60 s)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes, few repetitions (<= 60 s)",
+    )
     p.add_argument("--out", type=Path, help="where to write the JSON results")
-    p.add_argument("--sections", help=f"comma-separated subset of {','.join(SECTIONS)}")
+    p.add_argument(
+        "--sections", help=f"comma-separated subset of {','.join(SECTIONS)}"
+    )
     p.add_argument("--reps", type=int, help="repetitions per comparison")
     p.add_argument("--sizes", help="comma-separated L for the attention section")
-    p.add_argument("--module-sizes", help="comma-separated L for the modules section")
-    p.add_argument("--autograd-sizes", help="comma-separated L, modules with autograd on")
-    p.add_argument("--memory-sizes", help="comma-separated L for the memory section")
-    p.add_argument("--block-sweep-length", type=int, help="L for the tile-size sweep")
-    p.add_argument("--matmul-n", type=int, help="size n of the reference (n, n) @ (n, n)")
-    p.add_argument("--kv-prompt-lens", help="comma-separated prompt lengths, KV-cache section")
-    p.add_argument("--kv-new-tokens", type=int, help="tokens generated, KV-cache section")
-    p.add_argument("--min-sample-s", type=float, help="shortest timing sample, seconds")
+    p.add_argument(
+        "--module-sizes", help="comma-separated L for the modules section"
+    )
+    p.add_argument(
+        "--autograd-sizes", help="comma-separated L, modules with autograd on"
+    )
+    p.add_argument(
+        "--memory-sizes", help="comma-separated L for the memory section"
+    )
+    p.add_argument(
+        "--block-sweep-length", type=int, help="L for the tile-size sweep"
+    )
+    p.add_argument(
+        "--matmul-n", type=int, help="size n of the reference (n, n) @ (n, n)"
+    )
+    p.add_argument(
+        "--kv-prompt-lens", help="comma-separated prompt lengths, KV-cache section"
+    )
+    p.add_argument(
+        "--kv-new-tokens", type=int, help="tokens generated, KV-cache section"
+    )
+    p.add_argument(
+        "--min-sample-s", type=float, help="shortest timing sample, seconds"
+    )
     p.add_argument(
         "--max-wait-s", type=float,
-        help="per comparison, how long to keep repeating repetitions disturbed by other processes",
+        help="per comparison, how long to keep repeating repetitions disturbed "
+        "by other processes",
     )  # fmt: skip
     p.add_argument("--dtype", default="float32")
     p.add_argument("--device", default="cpu")
@@ -852,7 +994,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--head-dim", type=int, default=64)
     p.add_argument(
         "--peak-memory", nargs=2, metavar=("IMPL", "L"),
-        help="measure one call in this process and print JSON (used by the memory section)",
+        help="measure one call in this process and print JSON "
+        "(used by the memory section)",
     )  # fmt: skip
     p.add_argument("--causal", action="store_true", help="with --peak-memory")
     return p
@@ -888,7 +1031,9 @@ def main(argv: list[str] | None = None) -> dict | None:
         "min_sample_s": args.min_sample_s,
         "max_wait_s": args.max_wait_s,
     }
-    settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+    settings = replace(
+        settings, **{k: v for k, v in overrides.items() if v is not None}
+    )
     threads = os.environ.get("OMP_NUM_THREADS")
     command = ("OMP_NUM_THREADS=" + threads + " " if threads else "") + " ".join(
         ["python -m attention_src.bench", *argv]
@@ -896,7 +1041,9 @@ def main(argv: list[str] | None = None) -> dict | None:
     results = run(settings, command=command)
     print()
     print(format_tables(results))
-    out = args.out or Path(f"benchmark-{settings.device}{'-quick' if args.quick else ''}.json")
+    out = args.out or Path(
+        f"benchmark-{settings.device}{'-quick' if args.quick else ''}.json"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(f"\nwrote {out}")

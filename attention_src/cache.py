@@ -35,7 +35,9 @@ def cache_dir() -> Path | None:
     return None if setting.lower() in {"off", "0", "none", ""} else Path(setting)
 
 
-def cache_key(name: str, settings: dict[str, Any], code: Iterable[ModuleType | Callable]) -> str:
+def cache_key(
+    name: str, settings: dict[str, Any], code: Iterable[ModuleType | Callable]
+) -> str:
     """A hex digest of everything that determines the result."""
     digest = hashlib.sha256()
     digest.update(name.encode())
@@ -90,6 +92,8 @@ def _without_side_effects(compute: Callable[..., T], settings: dict[str, Any]) -
     code that runs after ``cached`` would draw different random numbers on a
     fresh build (the experiment ran) than on a cached one (it did not).
     """
-    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    devices = (
+        list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    )
     with torch.random.fork_rng(devices=devices):
         return compute(**settings)

@@ -31,7 +31,8 @@ def order_task_batch(
     generator: torch.Generator | None = None,
     device: torch.device | str | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(tokens (B, max_len), lengths (B,), labels (B,))`` for "does A come before B?".
+    """``(tokens (B, max_len), lengths (B,), labels (B,))`` for "does A come before
+    B?".
 
     Sequence ``b`` has ``lengths[b]`` real tokens (between ``min_len`` and
     ``max_len``), then ``PAD``. Among the real tokens, one is ``TOKEN_A``, one
@@ -44,12 +45,17 @@ def order_task_batch(
         min_len, max_len + 1, (batch_size,), generator=generator, device=device
     )  # (B,)
     tokens = torch.randint(
-        TOKEN_B + 1, vocab_size, (batch_size, max_len), generator=generator, device=device
+        TOKEN_B + 1,
+        vocab_size,
+        (batch_size, max_len),
+        generator=generator,
+        device=device,
     )  # (B, L): fillers everywhere
     u = torch.rand(batch_size, 2, generator=generator, device=device)  # (B, 2)
     pos_a = (u[:, 0] * lengths).long()  # (B,) uniform in 0 .. n-1
     pos_b = (u[:, 1] * (lengths - 1)).long()  # (B,) uniform in 0 .. n-2 ...
-    pos_b = pos_b + (pos_b >= pos_a).long()  # ... then skip pos_a: uniform over the rest
+    # ... then skip pos_a: uniform over the rest
+    pos_b = pos_b + (pos_b >= pos_a).long()
     rows = torch.arange(batch_size, device=device)
     tokens[rows, pos_a] = TOKEN_A
     tokens[rows, pos_b] = TOKEN_B
@@ -72,18 +78,21 @@ def _check_task(batch_size, vocab_size, min_len, max_len) -> None:
         check_positive_int(name, value)
     if vocab_size < TOKEN_B + 2:
         raise ValueError(
-            f"vocab_size must be at least {TOKEN_B + 2} (PAD, A, B and one filler), "
-            f"got {vocab_size}"
+            f"vocab_size must be at least {TOKEN_B + 2} (PAD, A, B and one "
+            f"filler), got {vocab_size}"
         )
     if min_len < 2:
-        raise ValueError(f"min_len must be at least 2 (room for A and B), got {min_len}")
+        raise ValueError(
+            f"min_len must be at least 2 (room for A and B), got {min_len}"
+        )
     if max_len < min_len:
         raise ValueError(f"max_len ({max_len}) must be >= min_len ({min_len})")
 
 
 # --8<-- [start:classifier]
 class EncoderClassifier(nn.Module):
-    """Token ids ``(B, L)`` -> ``(logits (B, C), [weights (B, H, L, L) per layer])``.
+    """Token ids ``(B, L)`` ->
+    ``(logits (B, C), [weights (B, H, L, L) per layer])``.
 
     An :class:`Encoder`, the mean of its outputs over the real positions of
     each sequence, and a linear layer to ``num_classes`` logits. ``lengths``
@@ -133,10 +142,12 @@ class EncoderClassifier(nn.Module):
             x, weights = self.encoder(tokens)  # (B, L, D)
             return self.head(x.mean(dim=1)), weights  # (B, C)
         self._check_lengths(tokens, lengths)
-        mask = padding_mask(lengths, tokens.size(1))  # (B, 1, 1, L), True = real token
+        # (B, 1, 1, L), True = real token
+        mask = padding_mask(lengths, tokens.size(1))
         x, weights = self.encoder(tokens, mask=mask)  # (B, L, D)
         real = mask[:, 0, 0, :, None].to(x.dtype)  # (B, L, 1)
-        pooled = (x * real).sum(dim=1) / real.sum(dim=1)  # (B, D): mean over real tokens
+        # (B, D): mean over real tokens
+        pooled = (x * real).sum(dim=1) / real.sum(dim=1)
         return self.head(pooled), weights  # (B, C)
 
     # --8<-- [end:classifier]
@@ -145,21 +156,24 @@ class EncoderClassifier(nn.Module):
         self.encoder._check_tokens(tokens)  # tokens first: (B, L) integer ids
         check_tensor("lengths", lengths)
         if lengths.is_floating_point() or lengths.dtype == torch.bool:
-            raise TypeError(f"lengths must be integer lengths, got dtype {lengths.dtype}")
+            raise TypeError(
+                f"lengths must be integer lengths, got dtype {lengths.dtype}"
+            )
         check_ndim("lengths", lengths, 1, "(B,)")
         if lengths.device != tokens.device:
             raise ValueError(
-                f"lengths must be on the same device as tokens, got {lengths.device} "
-                f"and {tokens.device}"
+                "lengths must be on the same device as tokens, got "
+                f"{lengths.device} and {tokens.device}"
             )
         B, L = tokens.shape
         if lengths.size(0) != B:
             raise ValueError(
-                f"lengths must hold one length per sequence: tokens shape "
-                f"{shape_str(tokens.shape)} has B={B}, lengths shape {shape_str(lengths.shape)}"
+                "lengths must hold one length per sequence: tokens shape "
+                f"{shape_str(tokens.shape)} has B={B}, lengths shape "
+                f"{shape_str(lengths.shape)}"
             )
         if lengths.numel() and (lengths.min() < 1 or lengths.max() > L):
             raise ValueError(
-                f"lengths must be in [1, {L}] for tokens of length L={L}, got values "
-                f"from {int(lengths.min())} to {int(lengths.max())}"
+                f"lengths must be in [1, {L}] for tokens of length L={L}, got "
+                f"values from {int(lengths.min())} to {int(lengths.max())}"
             )

@@ -34,7 +34,9 @@ class DecoderBlock(nn.Module):
     ``mask = causal_mask(L)`` position ``t`` sees positions ``0 .. t`` only.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+    def __init__(
+        self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0
+    ):
         super().__init__()
         self.norm1 = nn.LayerNorm(d_model)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
@@ -129,7 +131,9 @@ class DecoderOnlyLM(nn.Module):
         """
         self._check_generate(prompt, max_new_tokens)
         if not isinstance(use_cache, bool):
-            raise TypeError(f"use_cache must be a bool, got {type(use_cache).__name__}")
+            raise TypeError(
+                f"use_cache must be a bool, got {type(use_cache).__name__}"
+            )
         if use_cache and self.causal:
             return generate_with_cache(self, prompt, max_new_tokens)
         tokens = prompt
@@ -155,14 +159,17 @@ class DecoderOnlyLM(nn.Module):
     def _check_generate(self, prompt, max_new_tokens) -> None:
         self._check_tokens(prompt, name="prompt")
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-            raise TypeError(f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}")
+            raise TypeError(
+                "max_new_tokens must be an int, got "
+                f"{type(max_new_tokens).__name__}"
+            )
         if max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
         total = prompt.size(1) + max_new_tokens
         if total > self.max_len:
             raise ValueError(
-                f"prompt length {prompt.size(1)} + max_new_tokens {max_new_tokens} = {total} "
-                f"exceeds max_len={self.max_len}"
+                f"prompt length {prompt.size(1)} + max_new_tokens {max_new_tokens} "
+                f"= {total} exceeds max_len={self.max_len}"
             )
 
     def _check_tokens(self, tokens, name: str = "tokens") -> None:

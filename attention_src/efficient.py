@@ -29,9 +29,10 @@ __all__ = ["tiled_attention", "FastMultiHeadAttention"]
 def _check_no_grad(**tensors: torch.Tensor) -> None:
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors.values()):
         raise ValueError(
-            "tiled_attention computes the forward pass only (it overwrites its tiles in "
-            "place, which autograd cannot follow): call it under torch.no_grad(), or use "
-            "F.scaled_dot_product_attention when you need gradients"
+            "tiled_attention computes the forward pass only (it overwrites its "
+            "tiles in place, which autograd cannot follow): call it under "
+            "torch.no_grad(), or use F.scaled_dot_product_attention when you "
+            "need gradients"
         )
 
 
@@ -69,7 +70,8 @@ def tiled_attention(
     _check_no_grad(query=query, key=key, value=value)
     *batch, L, S = scores_shape
     Dk, Dv = query.size(-1), value.size(-1)
-    # float16/bfloat16 in, float32 inside (for exp and the sums), cast back at the end
+    # float16/bfloat16 in, float32 inside (for exp and the sums), cast back at
+    # the end
     half = (torch.float16, torch.bfloat16)
     work = torch.float32 if query.dtype in half else query.dtype
     scale = 1.0 / math.sqrt(Dk)
@@ -99,7 +101,9 @@ def tiled_attention(
             # 1) the scores of this tile
             torch.bmm(q_i, k_t[:, :, j0:j1], out=s)
             if causal and j1 - 1 > i0 + shift:  # the tile crosses the diagonal
-                above = torch.ones(i1 - i0, j1 - j0, dtype=torch.bool, device=s.device)
+                above = torch.ones(
+                    i1 - i0, j1 - j0, dtype=torch.bool, device=s.device
+                )
                 s.masked_fill_(above.triu_(i0 + shift - j0 + 1), -math.inf)
             # 2) the new running max
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
@@ -129,7 +133,9 @@ class FastMultiHeadAttention(nn.Module):
     so ``forward`` returns ``(output (B, L, D), None)``.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(
+        self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True
+    ):
         super().__init__()
         check_heads(d_model, num_heads)
         check_probability("dropout", dropout)
@@ -140,7 +146,10 @@ class FastMultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
 
     def forward(
-        self, x: torch.Tensor, context: torch.Tensor | None = None, mask: torch.Tensor | None = None
+        self,
+        x: torch.Tensor,
+        context: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
     ):
         MultiHeadAttention._check_inputs(self, x, context, mask)  # the same checks
         B, L, D = x.shape
@@ -155,7 +164,8 @@ class FastMultiHeadAttention(nn.Module):
             w_q, w_kv = self.qkv_proj.weight.split([D, 2 * D])
             b = self.qkv_proj.bias
             b_q, b_kv = (None, None) if b is None else b.split([D, 2 * D])
-            q = F.linear(x, w_q, b_q).view(B, L, H, Dh).transpose(1, 2)  # (B, H, L, Dh)
+            # (B, H, L, Dh)
+            q = F.linear(x, w_q, b_q).view(B, L, H, Dh).transpose(1, 2)
             kv = F.linear(context, w_kv, b_kv).view(B, S, 2, H, Dh)
             k, v = kv.permute(2, 0, 3, 1, 4)  # (B, H, S, Dh) each
         if mask is not None:
@@ -173,7 +183,8 @@ class FastMultiHeadAttention(nn.Module):
         check_mask(mask, torch.Size(scores_shape), legend="(B, H, L, S)")
         if mask.device != device:
             raise ValueError(
-                f"mask must be on the same device as x, got {mask.device} and {device}"
+                f"mask must be on the same device as x, got {mask.device} and "
+                f"{device}"
             )
 
     @classmethod

@@ -1,5 +1,6 @@
 """The Transformer encoder: embedding, positions, and N identical layers of
-self-attention + feed-forward, each wrapped in a residual connection and LayerNorm."""
+self-attention + feed-forward, each wrapped in a residual connection and
+LayerNorm."""
 
 from __future__ import annotations
 
@@ -45,8 +46,12 @@ class EncoderLayer(nn.Module):
     ):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
-        self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
+        self.self_attn = MultiHeadAttention(
+            d_model, num_heads, dropout=dropout, bias=bias
+        )
+        self.ff = FeedForward(
+            d_model, d_ff, dropout=dropout, activation=activation, bias=bias
+        )
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.dropout1 = nn.Dropout(dropout)
@@ -71,15 +76,20 @@ class EncoderLayer(nn.Module):
         (relu or gelu, post- or pre-norm, with or without bias)."""
         if not isinstance(layer, nn.TransformerEncoderLayer):
             raise TypeError(
-                f"layer must be an nn.TransformerEncoderLayer, got {type(layer).__name__}"
+                "layer must be an nn.TransformerEncoderLayer, got "
+                f"{type(layer).__name__}"
             )
         act = layer.activation
         if act is F.relu or isinstance(act, nn.ReLU):
             activation = "relu"
-        elif act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none"):
+        elif act is F.gelu or (
+            isinstance(act, nn.GELU) and act.approximate == "none"
+        ):
             activation = "gelu"
         else:
-            raise ValueError(f"unsupported activation {act!r}; expected relu or gelu")
+            raise ValueError(
+                f"unsupported activation {act!r}; expected relu or gelu"
+            )
         has_bias = layer.linear1.bias is not None
         ours = cls(
             layer.self_attn.embed_dim,
@@ -92,7 +102,8 @@ class EncoderLayer(nn.Module):
             bias=has_bias,
         )
         ref = layer.linear1.weight
-        ours.to(device=ref.device, dtype=ref.dtype)  # before loading: no float32 round trip
+        # before loading: no float32 round trip
+        ours.to(device=ref.device, dtype=ref.dtype)
         ours.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
         ours.ff.linear1.load_state_dict(layer.linear1.state_dict())
         ours.ff.linear2.load_state_dict(layer.linear2.state_dict())
@@ -103,7 +114,8 @@ class EncoderLayer(nn.Module):
 
 # --8<-- [start:encoder]
 class Encoder(nn.Module):
-    """Token ids ``(B, L)`` -> ``(output (B, L, D), [weights (B, H, L, L) per layer])``.
+    """Token ids ``(B, L)`` ->
+    ``(output (B, L, D), [weights (B, H, L, L) per layer])``.
 
     Embedding scaled by sqrt(D), sinusoidal positions, ``num_layers`` encoder
     layers; a pre-norm stack (``norm_first=True``) ends with a final LayerNorm,
@@ -127,7 +139,9 @@ class Encoder(nn.Module):
         check_positive_int("num_layers", num_layers)
         self.vocab_size, self.d_model = vocab_size, d_model
         self.embedding = nn.Embedding(vocab_size, d_model)
-        self.positional = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
+        self.positional = PositionalEncoding(
+            d_model, max_len=max_len, dropout=dropout
+        )
         self.layers = nn.ModuleList(
             EncoderLayer(
                 d_model,
@@ -159,7 +173,11 @@ class Encoder(nn.Module):
 
     @classmethod
     def from_torch(
-        cls, stack: nn.TransformerEncoder, embedding: nn.Embedding, *, max_len: int = 5000
+        cls,
+        stack: nn.TransformerEncoder,
+        embedding: nn.Embedding,
+        *,
+        max_len: int = 5000,
     ) -> Encoder:
         """An ``Encoder`` that computes what ``embedding``, the sinusoidal positions
         and ``stack`` compute together (in eval mode)::
@@ -174,18 +192,24 @@ class Encoder(nn.Module):
         rate) has no counterpart there: compare the two in eval mode.
         """
         if not isinstance(stack, nn.TransformerEncoder):
-            raise TypeError(f"stack must be an nn.TransformerEncoder, got {type(stack).__name__}")
+            raise TypeError(
+                "stack must be an nn.TransformerEncoder, got "
+                f"{type(stack).__name__}"
+            )
         if not isinstance(embedding, nn.Embedding):
-            raise TypeError(f"embedding must be an nn.Embedding, got {type(embedding).__name__}")
+            raise TypeError(
+                f"embedding must be an nn.Embedding, got {type(embedding).__name__}"
+            )
         first = stack.layers[0]
         if embedding.embedding_dim != first.self_attn.embed_dim:
             raise ValueError(
-                f"embedding width {embedding.embedding_dim} does not match the layers' "
-                f"d_model={first.self_attn.embed_dim}"
+                f"embedding width {embedding.embedding_dim} does not match the "
+                f"layers' d_model={first.self_attn.embed_dim}"
             )
         if stack.norm is not None and not isinstance(stack.norm, nn.LayerNorm):
             raise ValueError(
-                f"stack.norm must be an nn.LayerNorm or None, got {type(stack.norm).__name__}"
+                "stack.norm must be an nn.LayerNorm or None, got "
+                f"{type(stack.norm).__name__}"
             )
         ours = cls(
             embedding.num_embeddings,
@@ -198,10 +222,13 @@ class Encoder(nn.Module):
             norm_first=first.norm_first,
         )
         ref = embedding.weight
-        ours.to(device=ref.device, dtype=ref.dtype)  # before loading: no float32 round trip
+        # before loading: no float32 round trip
+        ours.to(device=ref.device, dtype=ref.dtype)
         ours.embedding.load_state_dict(embedding.state_dict())
         ours.embedding.padding_idx = embedding.padding_idx
-        ours.layers = nn.ModuleList(EncoderLayer.from_torch(layer) for layer in stack.layers)
+        ours.layers = nn.ModuleList(
+            EncoderLayer.from_torch(layer) for layer in stack.layers
+        )
         if stack.norm is None:
             ours.final_norm = nn.Identity()
         else:

@@ -40,7 +40,8 @@ class FeedForward(nn.Module):
         check_probability("dropout", dropout)
         if activation not in _ACTIVATIONS:
             raise ValueError(
-                f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}"
+                f"activation must be one of {sorted(_ACTIVATIONS)}, got "
+                f"{activation!r}"
             )
         self.activation = activation
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)  # D -> d_ff

@@ -32,7 +32,8 @@ __all__ = [
 
 # --8<-- [start:kv_cache]
 class KVCache:
-    """Per-layer keys and values, each ``(B, H, S, Dh)``; ``S`` grows as tokens arrive.
+    """Per-layer keys and values, each ``(B, H, S, Dh)``; ``S`` grows as tokens
+    arrive.
 
     ``append(layer, k, v)`` stores the new ``(B, H, L, Dh)`` keys and values
     after the cached ones and returns the whole ``(B, H, S + L, Dh)`` pair.
@@ -64,7 +65,8 @@ class KVCache:
 def cached_attention(
     attn: MultiHeadAttention, x: torch.Tensor, cache: KVCache, layer: int
 ) -> torch.Tensor:
-    """Self-attention of ``L`` new tokens ``x`` ``(B, L, D)`` over the cache plus themselves.
+    """Self-attention of ``L`` new tokens ``x`` ``(B, L, D)`` over the cache plus
+    themselves.
 
     Only the new tokens are projected to K and V; the cached ones are reused.
     The new queries are the *last* ``L`` of ``S`` positions, so the mask is
@@ -85,8 +87,11 @@ def cached_attention(
 
 
 # --8<-- [start:forward_with_cache]
-def forward_with_cache(model: nn.Module, tokens: torch.Tensor, cache: KVCache) -> torch.Tensor:
-    """Logits ``(B, L, V)`` for ``tokens`` ``(B, L)`` that come after the cached ones.
+def forward_with_cache(
+    model: nn.Module, tokens: torch.Tensor, cache: KVCache
+) -> torch.Tensor:
+    """Logits ``(B, L, V)`` for ``tokens`` ``(B, L)`` that come after the cached
+    ones.
 
     The same computation as ``DecoderOnlyLM.forward`` (pre-norm blocks), except
     that attention reads the cache and the positions start at ``cache.length``:
@@ -94,9 +99,11 @@ def forward_with_cache(model: nn.Module, tokens: torch.Tensor, cache: KVCache) -
     """
     start, L = cache.length, tokens.size(1)
     positions = torch.arange(start, start + L, device=tokens.device)  # (L,)
-    x = model.token_embedding(tokens) + model.position_embedding(positions)  # (B, L, D)
+    # (B, L, D)
+    x = model.token_embedding(tokens) + model.position_embedding(positions)
     for layer, block in enumerate(model.blocks):
-        x = x + cached_attention(block.self_attn, block.norm1(x), cache, layer)  # (B, L, D)
+        # (B, L, D)
+        x = x + cached_attention(block.self_attn, block.norm1(x), cache, layer)
         x = x + block.ff(block.norm2(x))  # (B, L, D)
     return model.head(model.final_norm(x))  # (B, L, V)
 
@@ -106,7 +113,9 @@ def forward_with_cache(model: nn.Module, tokens: torch.Tensor, cache: KVCache) -
 
 # --8<-- [start:generate_with_cache]
 @torch.no_grad()
-def generate_with_cache(model: nn.Module, prompt: torch.Tensor, max_new_tokens: int):
+def generate_with_cache(
+    model: nn.Module, prompt: torch.Tensor, max_new_tokens: int
+):
     """Greedy decoding with a KV cache: ``(B, L0)`` -> ``(B, L0 + max_new_tokens)``.
 
     The prompt goes through the model once, as one chunk (filling the cache);
@@ -131,7 +140,8 @@ def generate_with_cache(model: nn.Module, prompt: torch.Tensor, max_new_tokens: 
 def count_kv_projections(
     model: nn.Module, prompt: torch.Tensor, max_new_tokens: int, *, use_cache: bool
 ) -> list[int]:
-    """How many token rows go through a K projection (summed over layers) at each step.
+    """How many token rows go through a K projection (summed over layers) at each
+    step.
 
     Counted live with forward hooks on every block's ``k_proj`` while
     ``model.generate`` runs; entry ``i`` is step ``i`` (step 0 reads the prompt).
@@ -152,8 +162,11 @@ def count_kv_projections(
     return [sum(counts[i : i + n]) for i in range(0, len(counts), n)]
 
 
-def kv_cache_bytes_per_token(num_layers: int, d_model: int, bytes_per_element: int) -> int:
-    """Bytes the cache holds per token: K and V, every layer, ``d_model = H * Dh`` each."""
+def kv_cache_bytes_per_token(
+    num_layers: int, d_model: int, bytes_per_element: int
+) -> int:
+    """Bytes the cache holds per token: K and V, every layer, ``d_model = H * Dh``
+    each."""
     for name, value in (
         ("num_layers", num_layers),
         ("d_model", d_model),
@@ -276,7 +289,14 @@ def measure_kv_cache(
         "new_tokens": new_tokens,
         "model": {
             key: model_kwargs[key]
-            for key in ("d_model", "num_heads", "num_layers", "vocab_size", "d_ff", "max_len")
+            for key in (
+                "d_model",
+                "num_heads",
+                "num_layers",
+                "vocab_size",
+                "d_ff",
+                "max_len",
+            )
         },
         "batch_size": batch_size,
         "device": str(device),

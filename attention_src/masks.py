@@ -1,4 +1,5 @@
-"""Boolean attention masks. Convention: ``True`` = this query may attend to this key.
+"""Boolean attention masks. Convention: ``True`` = this query may attend to this
+key.
 
 That is the meaning ``F.scaled_dot_product_attention`` uses, so the same mask
 can be handed to our code and to PyTorch's. (``nn.MultiheadAttention`` uses the
@@ -18,9 +19,13 @@ __all__ = ["causal_mask", "padding_mask"]
 
 # --8<-- [start:causal_mask]
 def causal_mask(
-    size_q: int, size_k: int | None = None, *, device: torch.device | str | None = None
+    size_q: int,
+    size_k: int | None = None,
+    *,
+    device: torch.device | str | None = None,
 ) -> torch.Tensor:
-    """Bool mask ``(L, S)`` where query ``i`` may attend key ``j`` iff ``j <= i + (S - L)``.
+    """Bool mask ``(L, S)`` where query ``i`` may attend key ``j`` iff
+    ``j <= i + (S - L)``.
 
     The alignment is bottom-right: the last query sees every key. With a
     cache of ``S - L`` earlier keys, the ``L`` new queries sit at the end of
@@ -48,8 +53,11 @@ def causal_mask(
 
 
 # --8<-- [start:padding_mask]
-def padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None = None) -> torch.Tensor:
-    """Bool mask ``(B, 1, 1, S)``: True where key ``j`` is a real token of sequence ``b``.
+def padding_mask(
+    lengths: Sequence[int] | torch.Tensor, max_len: int | None = None
+) -> torch.Tensor:
+    """Bool mask ``(B, 1, 1, S)``: True where key ``j`` is a real token of sequence
+    ``b``.
 
     The two singleton dimensions broadcast over heads and queries, so the mask
     fits scores of shape ``(B, H, L, S)`` (and ``(B, L, S)`` after
@@ -61,7 +69,11 @@ def padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None = No
         max_len: S, the padded length (defaults to the longest length).
     """
     if isinstance(lengths, torch.Tensor):
-        if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
+        if (
+            lengths.dim() != 1
+            or lengths.is_floating_point()
+            or lengths.dtype == torch.bool
+        ):
             raise TypeError(
                 f"lengths must be a 1-D integer tensor, got dtype {lengths.dtype} "
                 f"and shape {tuple(lengths.shape)}"
@@ -72,7 +84,10 @@ def padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None = No
     ):
         lengths_t = torch.tensor(list(lengths), dtype=torch.long)
     else:
-        raise TypeError(f"lengths must be a list of ints or a 1-D integer tensor, got {lengths!r}")
+        raise TypeError(
+            "lengths must be a list of ints or a 1-D integer tensor, got "
+            f"{lengths!r}"
+        )
     if lengths_t.numel() == 0:
         raise ValueError("lengths must hold at least one sequence length")
     if (lengths_t < 0).any():

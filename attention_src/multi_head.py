@@ -6,7 +6,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_floating, check_heads, check_ndim, check_probability, shape_str
+from ._checks import (
+    check_floating,
+    check_heads,
+    check_ndim,
+    check_probability,
+    shape_str,
+)
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
@@ -14,7 +20,8 @@ __all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
 
 # --8<-- [start:split_merge]
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """``(B, L, D) -> (B, H, L, Dh)``: cut the features into H slices of width Dh."""
+    """``(B, L, D) -> (B, H, L, Dh)``: cut the features into H slices of width
+    Dh."""
     B, L, D = x.shape
     x = x.view(B, L, num_heads, D // num_heads)  # (B, L, H, Dh)
     return x.transpose(1, 2)  # (B, H, L, Dh)
@@ -24,7 +31,8 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """``(B, H, L, Dh) -> (B, L, D)``: put the heads' outputs back side by side."""
     B, H, L, Dh = x.shape
     x = x.transpose(1, 2)  # (B, L, H, Dh), no longer contiguous in memory
-    return x.reshape(B, L, H * Dh)  # reshape copies when it must; view would fail here
+    # reshape copies when it must; view would fail here
+    return x.reshape(B, L, H * Dh)
 
 
 # --8<-- [end:split_merge]
@@ -48,7 +56,9 @@ class MultiHeadAttention(nn.Module):
     weights (B, H, L, S))``.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(
+        self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True
+    ):
         super().__init__()
         check_heads(d_model, num_heads)
         check_probability("dropout", dropout)
@@ -60,7 +70,10 @@ class MultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
 
     def forward(
-        self, x: torch.Tensor, context: torch.Tensor | None = None, mask: torch.Tensor | None = None
+        self,
+        x: torch.Tensor,
+        context: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
     ):
         self._check_inputs(x, context, mask)
         context = x if context is None else context
@@ -70,7 +83,8 @@ class MultiHeadAttention(nn.Module):
         v = split_heads(self.v_proj(context), self.num_heads)  # (B, H, S, Dh)
         # 2) every head attends independently, in one batched call
         p = self.dropout if self.training else 0.0
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=p)  # (B, H, L, Dh)
+        # (B, H, L, Dh)
+        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=p)
         # 3) put the heads side by side and mix them
         return self.out_proj(merge_heads(out)), weights  # (B, L, D), (B, H, L, S)
 
@@ -95,9 +109,9 @@ class MultiHeadAttention(nn.Module):
             )
         if isinstance(mask, torch.Tensor) and mask.dim() == 3:
             raise ValueError(
-                f"a 3-D mask {shape_str(mask.shape)} is ambiguous for multi-head scores "
-                "(B, H, L, S); for a per-example mask (B, L, S) pass mask[:, None] "
-                "to get (B, 1, L, S)"
+                f"a 3-D mask {shape_str(mask.shape)} is ambiguous for multi-head "
+                "scores (B, H, L, S); for a per-example mask (B, L, S) pass "
+                "mask[:, None] to get (B, 1, L, S)"
             )
 
     @classmethod
@@ -129,7 +143,9 @@ def _empty_like_torch(cls, m: nn.MultiheadAttention):
     after checking that ``m`` is an ``nn.MultiheadAttention`` that ``from_torch``
     can copy. Shared by both multi-head modules' ``from_torch``."""
     if not isinstance(m, nn.MultiheadAttention):
-        raise TypeError(f"m must be an nn.MultiheadAttention, got {type(m).__name__}")
+        raise TypeError(
+            f"m must be an nn.MultiheadAttention, got {type(m).__name__}"
+        )
     if not m._qkv_same_embed_dim:
         raise ValueError("from_torch needs kdim == vdim == embed_dim")
     if m.bias_k is not None or m.add_zero_attn:

@@ -26,14 +26,23 @@ def _as_array(weights, ndim: int, name: str = "weights"):
         weights = weights.detach().to("cpu", torch.float32).numpy()
     if getattr(weights, "ndim", None) != ndim:
         shape = getattr(weights, "shape", None)
-        raise ValueError(f"{name} must be {ndim}-D, got shape {tuple(shape) if shape else shape}")
+        raise ValueError(
+            f"{name} must be {ndim}-D, got shape {tuple(shape) if shape else shape}"
+        )
     return weights
 
 
-def _label_axes(ax, L: int, S: int, query_labels, key_labels, *, show_titles: bool = True):
-    for labels, n, what in ((query_labels, L, "query_labels"), (key_labels, S, "key_labels")):
+def _label_axes(
+    ax, L: int, S: int, query_labels, key_labels, *, show_titles: bool = True
+):
+    for labels, n, what in (
+        (query_labels, L, "query_labels"),
+        (key_labels, S, "key_labels"),
+    ):
         if labels is not None and len(labels) != n:
-            raise ValueError(f"{what} has {len(labels)} entries, the weights have {n}")
+            raise ValueError(
+                f"{what} has {len(labels)} entries, the weights have {n}"
+            )
     ax.set_xticks(
         range(S),
         key_labels if key_labels is not None else range(S),
@@ -147,10 +156,15 @@ def plot_attention_grid(
         weights = weights[None]
     w = _as_array(weights, 4)
     R, C, L, S = w.shape
-    for names, n, what in ((row_names, R, "row_names"), (col_names, C, "col_names")):
+    for names, n, what in (
+        (row_names, R, "row_names"),
+        (col_names, C, "col_names"),
+    ):
         if names is not None and len(names) != n:
             raise ValueError(f"{what} has {len(names)} entries, the grid has {n}")
-    fig = Figure(figsize=(0.8 + cell_size * C, 0.5 + cell_size * R), layout="constrained")
+    fig = Figure(
+        figsize=(0.8 + cell_size * C, 0.5 + cell_size * R), layout="constrained"
+    )
     axes = fig.subplots(R, C, squeeze=False, sharex=True, sharey=True)
     image = None
     for r in range(R):

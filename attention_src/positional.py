@@ -46,15 +46,19 @@ __all__ = [
 def sinusoidal_positional_encoding(
     max_len: int, d_model: int, *, device=None, dtype=torch.float32
 ) -> torch.Tensor:
-    """The table ``PE`` of shape ``(max_len, d_model)``; odd ``d_model`` works too."""
+    """The table ``PE`` of shape ``(max_len, d_model)``; odd ``d_model`` works
+    too."""
     check_positive_int("max_len", max_len)
     check_positive_int("d_model", d_model)
-    position = torch.arange(max_len, device=device, dtype=torch.float64)[:, None]  # (P, 1)
-    two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)  # (ceil(D/2),)
+    # (P, 1)
+    position = torch.arange(max_len, device=device, dtype=torch.float64)[:, None]
+    # (ceil(D/2),)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)
     angle = position / (10000.0 ** (two_i / d_model))  # (P, ceil(D/2))
     pe = torch.zeros(max_len, d_model, device=device, dtype=torch.float64)
     pe[:, 0::2] = torch.sin(angle)  # even features: ceil(D/2) columns
-    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])  # odd features: floor(D/2) columns
+    # odd features: floor(D/2) columns
+    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
     return pe.to(dtype)
 
 
@@ -88,8 +92,8 @@ class PositionalEncoding(nn.Module):
             )
         if L > self.max_len:
             raise ValueError(
-                f"sequence length {L} exceeds max_len={self.max_len} of the positional "
-                f"table; build PositionalEncoding with max_len >= {L}"
+                f"sequence length {L} exceeds max_len={self.max_len} of the "
+                f"positional table; build PositionalEncoding with max_len >= {L}"
             )
         return self.dropout(x + self.pe[:L].to(x.dtype))  # (B, L, D)
 
@@ -113,10 +117,11 @@ def sinusoidal_shift_matrix(
     check_positive_int("d_model", d_model)
     if d_model % 2:
         raise ValueError(
-            f"d_model must be even for a shift matrix, got {d_model}: the last sine "
-            "feature of an odd d_model has no cosine partner to rotate with"
+            f"d_model must be even for a shift matrix, got {d_model}: the last "
+            "sine feature of an odd d_model has no cosine partner to rotate with"
         )
-    two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)  # (D/2,)
+    # (D/2,)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)
     angle = k / (10000.0 ** (two_i / d_model))  # (D/2,): k * w_i
     cos, sin = torch.cos(angle), torch.sin(angle)
     s, c = two_i.long(), two_i.long() + 1  # each pair's sine and cosine feature
@@ -144,7 +149,8 @@ class LearnedPositionalEmbedding(nn.Module):
         check_positive_int("max_len", max_len)
         check_probability("dropout", dropout)
         self.d_model, self.max_len = d_model, max_len
-        self.embedding = nn.Embedding(max_len, d_model)  # (max_len, D): a row per position
+        # (max_len, D): a row per position
+        self.embedding = nn.Embedding(max_len, d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -152,9 +158,10 @@ class LearnedPositionalEmbedding(nn.Module):
         L = x.shape[1]
         if L > self.max_len:
             raise ValueError(
-                f"sequence length {L} exceeds max_len={self.max_len} of the learned "
-                f"position table: positions {self.max_len}..{L - 1} have no vector, "
-                "and a larger table would give them vectors that were never trained"
+                f"sequence length {L} exceeds max_len={self.max_len} of the "
+                f"learned position table: positions {self.max_len}..{L - 1} have "
+                "no vector, and a larger table would give them vectors that were "
+                "never trained"
             )
         positions = torch.arange(L, device=x.device)  # (L,) = 0, 1, ..., L - 1
         return self.dropout(x + self.embedding(positions).to(x.dtype))  # (B, L, D)
@@ -173,7 +180,8 @@ def _check_sequence(x, d_model: int) -> None:
         )
 
 
-IGNORE_INDEX = -100  # the target of a position that has no answer (F.cross_entropy skips it)
+# the target of a position that has no answer (F.cross_entropy skips it)
+IGNORE_INDEX = -100
 
 
 # --8<-- [start:previous_token]
@@ -240,7 +248,8 @@ class OneLayerTagger(nn.Module):
             self.positions = nn.Identity()
         else:
             raise ValueError(
-                f'positions must be "sinusoidal", "learned" or "none", got {positions!r}'
+                'positions must be "sinusoidal", "learned" or "none", got '
+                f"{positions!r}"
             )
         self.attn = MultiHeadAttention(d_model, num_heads)
         self.head = nn.Linear(d_model, vocab_size)
@@ -257,8 +266,15 @@ class OneLayerTagger(nn.Module):
 
 def _check_ids(tokens, vocab_size: int) -> None:
     check_tensor("tokens", tokens)
-    if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
-        raise TypeError(f"tokens must be integer token ids (torch.long), got dtype {tokens.dtype}")
+    if (
+        tokens.is_floating_point()
+        or tokens.is_complex()
+        or tokens.dtype == torch.bool
+    ):
+        raise TypeError(
+            "tokens must be integer token ids (torch.long), got dtype "
+            f"{tokens.dtype}"
+        )
     check_ndim("tokens", tokens, 2, "(B, L)")
     if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
         raise ValueError(
@@ -290,7 +306,9 @@ def train_tagger(
     """
     check_positive_int("steps", steps)
     if not 2 <= max_train_len <= max_len:
-        raise ValueError(f"max_train_len must be in [2, max_len={max_len}], got {max_train_len}")
+        raise ValueError(
+            f"max_train_len must be in [2, max_len={max_len}], got {max_train_len}"
+        )
     torch.manual_seed(seed)  # the model's initial weights
     generator = torch.Generator(device=device).manual_seed(seed)  # the data
     model_kwargs = dict(
@@ -304,13 +322,19 @@ def train_tagger(
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     losses = []
     for _ in range(steps):
-        length = int(torch.randint(2, max_train_len + 1, (1,), generator=generator, device=device))
+        length = int(
+            torch.randint(
+                2, max_train_len + 1, (1,), generator=generator, device=device
+            )
+        )
         tokens, targets = previous_token_batch(
             batch_size, length, vocab_size, generator=generator, device=device
         )  # (B, L) each
         logits = model(tokens)  # (B, L, V)
         loss = F.cross_entropy(
-            logits.reshape(-1, vocab_size), targets.reshape(-1), ignore_index=IGNORE_INDEX
+            logits.reshape(-1, vocab_size),
+            targets.reshape(-1),
+            ignore_index=IGNORE_INDEX,
         )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -340,10 +364,15 @@ def previous_token_accuracy(
     for length in lengths:
         if isinstance(length, bool) or not isinstance(length, int) or length < 2:
             raise ValueError(
-                f"every length must be an int >= 2 (position 0 has no target), got {length!r}"
+                "every length must be an int >= 2 (position 0 has no target), got "
+                f"{length!r}"
             )
         tokens, targets = previous_token_batch(
-            num_sequences, length, model.vocab_size, generator=generator, device=device
+            num_sequences,
+            length,
+            model.vocab_size,
+            generator=generator,
+            device=device,
         )
         predicted = model(tokens).argmax(dim=-1)  # (B, L)
         scored = targets != IGNORE_INDEX
@@ -352,7 +381,11 @@ def previous_token_accuracy(
 
 
 def run_tagger_experiment(
-    *, eval_lengths, num_sequences: int = 256, eval_seed: int = 1234, **train_settings
+    *,
+    eval_lengths,
+    num_sequences: int = 256,
+    eval_seed: int = 1234,
+    **train_settings,
 ) -> dict:
     """``train_tagger(**train_settings)``, then ``previous_token_accuracy`` at
     ``eval_lengths``: the result of ``train_tagger`` plus ``"accuracy"`` (one
@@ -365,6 +398,10 @@ def run_tagger_experiment(
     model.load_state_dict(run["state_dict"])
     run["eval_lengths"] = list(eval_lengths)
     run["accuracy"] = previous_token_accuracy(
-        model, run["eval_lengths"], num_sequences=num_sequences, seed=eval_seed, device=device
+        model,
+        run["eval_lengths"],
+        num_sequences=num_sequences,
+        seed=eval_seed,
+        device=device,
     )
     return run

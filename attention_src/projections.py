@@ -1,4 +1,5 @@
-"""What the query and key projections buy: a task attention cannot learn without them.
+"""What the query and key projections buy: a task attention cannot learn without
+them.
 
 Without projections the queries and keys are the tokens themselves, ``Q = K = X``,
 and the score of token ``i`` for token ``j`` is the dot product ``x_i · x_j``. That
@@ -7,7 +8,8 @@ table is symmetric, and by the Cauchy–Schwarz inequality
 the embeddings are. The *partner task* needs one of them: every token of a
 sequence must attend to its partner (``a <-> b``, ``c <-> d``, ...), never to
 itself. For a pair ``(a, b)`` that means ``x_a · x_b > |x_a|²`` and
-``x_a · x_b > |x_b|²`` at once, but ``x_a · x_b <= |x_a| |x_b| <= max(|x_a|², |x_b|²)``,
+``x_a · x_b > |x_b|²`` at once, but
+``x_a · x_b <= |x_a| |x_b| <= max(|x_a|², |x_b|²)``,
 so at most one of the two can be right. With ``Q = X W_Q`` and ``K = X W_K``
 the score ``x_iᵀ W_Q W_Kᵀ x_j`` need not be symmetric, and the task is learnable.
 
@@ -144,8 +146,8 @@ def partner_accuracy(scores: torch.Tensor, target: torch.Tensor) -> float:
     """The fraction of tokens whose largest attention weight is on their partner."""
     if scores.shape[:-1] != target.shape:
         raise ValueError(
-            f"scores {shape_str(scores.shape)} and target {shape_str(target.shape)} "
-            "must agree on (B, L)"
+            f"scores {shape_str(scores.shape)} and target "
+            f"{shape_str(target.shape)} must agree on (B, L)"
         )
     return (scores.argmax(dim=-1) == target).float().mean().item()
 

@@ -45,11 +45,14 @@ def _check_qkv(query, key, value) -> torch.Size:
             f"value {shape_str(value.shape)} has {value.size(-2)}"
         )
     try:
-        batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+        batch = torch.broadcast_shapes(
+            query.shape[:-2], key.shape[:-2], value.shape[:-2]
+        )
     except RuntimeError:
         raise ValueError(
-            "the leading (batch/head) dimensions of query, key and value must broadcast: "
-            f"got {shape_str(query.shape)}, {shape_str(key.shape)}, {shape_str(value.shape)}"
+            "the leading (batch/head) dimensions of query, key and value must "
+            f"broadcast: got {shape_str(query.shape)}, {shape_str(key.shape)}, "
+            f"{shape_str(value.shape)}"
         ) from None
     return torch.Size((*batch, query.size(-2), key.size(-2)))
 
@@ -85,7 +88,8 @@ def scaled_dot_product_attention(
         check_mask(mask, scores_shape)
         if mask.device != query.device:
             raise ValueError(
-                f"mask must be on the same device as query, got {mask.device} and {query.device}"
+                f"mask must be on the same device as query, got {mask.device} and "
+                f"{query.device}"
             )
     check_probability("dropout_p", dropout_p)
     d_k = query.size(-1)

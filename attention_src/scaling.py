@@ -1,4 +1,5 @@
-"""Measurements behind "why divide by sqrt(d_k)": how big q·k gets, and what that does to softmax.
+"""Measurements behind "why divide by sqrt(d_k)": how big q·k gets, and what that
+does to softmax.
 
 For ``q`` and ``k`` with independent entries of mean 0 and variance 1,
 ``q·k`` is a sum of ``d_k`` independent products of variance 1, so its
@@ -28,7 +29,11 @@ __all__ = [
 
 
 def _check_d_ks(d_ks: Sequence[int]) -> list[int]:
-    if isinstance(d_ks, (str, bytes)) or not isinstance(d_ks, Sequence) or len(d_ks) == 0:
+    if (
+        isinstance(d_ks, (str, bytes))
+        or not isinstance(d_ks, Sequence)
+        or len(d_ks) == 0
+    ):
         raise TypeError(f"d_ks must be a non-empty list of ints, got {d_ks!r}")
     for d_k in d_ks:
         check_positive_int("each d_k in d_ks", d_k)
@@ -118,7 +123,9 @@ def variance_sweep(
     generator = torch.Generator(device=device).manual_seed(seed)
     result: dict[str, list[float]] = {"d_k": [], "unscaled": [], "scaled": []}
     for d_k in d_ks:
-        dots = random_dot_products(d_k, num_samples, generator=generator, device=device)
+        dots = random_dot_products(
+            d_k, num_samples, generator=generator, device=device
+        )
         result["d_k"].append(d_k)
         result["unscaled"].append(dots.var().item())
         result["scaled"].append((dots / math.sqrt(d_k)).var().item())

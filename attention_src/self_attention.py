@@ -6,7 +6,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_floating, check_ndim, check_positive_int, check_probability, shape_str
+from ._checks import (
+    check_floating,
+    check_ndim,
+    check_positive_int,
+    check_probability,
+    shape_str,
+)
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["SelfAttention"]
@@ -28,7 +34,11 @@ class SelfAttention(nn.Module):
     """
 
     def __init__(
-        self, d_model: int, d_k: int | None = None, d_v: int | None = None, dropout: float = 0.0
+        self,
+        d_model: int,
+        d_k: int | None = None,
+        d_v: int | None = None,
+        dropout: float = 0.0,
     ):
         super().__init__()
         d_k = d_model if d_k is None else d_k
@@ -46,8 +56,8 @@ class SelfAttention(nn.Module):
         check_ndim("x", x, 3, "(B, L, D)")
         if x.size(-1) != self.d_model:
             raise ValueError(
-                f"x has {x.size(-1)} features per token, expected d_model={self.d_model} "
-                f"(x shape {shape_str(x.shape)})"
+                f"x has {x.size(-1)} features per token, expected "
+                f"d_model={self.d_model} (x shape {shape_str(x.shape)})"
             )
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, L, d_k|d_v)
         p = self.dropout if self.training else 0.0

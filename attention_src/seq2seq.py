@@ -37,7 +37,8 @@ __all__ = [
     "run_seq2seq_experiment",
 ]
 
-BOS = 0  # the token that starts every decoder input; symbols are 1 .. vocab_size - 1
+# the token that starts every decoder input; symbols are 1 .. vocab_size - 1
+BOS = 0
 TASKS = ("copy", "reverse")
 
 
@@ -49,7 +50,9 @@ def _check_task(task) -> None:
 def _check_vocab_size(vocab_size) -> None:
     check_positive_int("vocab_size", vocab_size)
     if vocab_size < 3:
-        raise ValueError(f"vocab_size must be at least 3 (BOS and two symbols), got {vocab_size}")
+        raise ValueError(
+            f"vocab_size must be at least 3 (BOS and two symbols), got {vocab_size}"
+        )
 
 
 def _check_tokens(name: str, tokens, vocab_size: int) -> None:
@@ -265,11 +268,17 @@ def train_seq2seq(
 
 
 def _greedy_hits(model, length, *, task, num_samples, seed) -> torch.Tensor:
-    """Whether each greedily decoded token is right: bool ``(num_samples, length)``."""
+    """Whether each greedily decoded token is right: bool
+    ``(num_samples, length)``."""
     device = next(model.parameters()).device
     generator = torch.Generator().manual_seed(seed)
     source, target = make_seq2seq_batch(
-        num_samples, length, model.vocab_size, task=task, generator=generator, device=device
+        num_samples,
+        length,
+        model.vocab_size,
+        task=task,
+        generator=generator,
+        device=device,
     )
     prediction, _ = model.generate(source)  # (N, L)
     return prediction == target
@@ -307,11 +316,14 @@ def accuracy_by_position(
     num_samples: int = 256,
     seed: int = 1,
 ) -> list[float]:
-    """For sequences of one length: the accuracy of output step 0, 1, ..., ``length - 1``."""
+    """For sequences of one length: the accuracy of output step 0, 1, ...,
+    ``length - 1``."""
     _check_task(task)
     check_positive_int("length", length)
     check_positive_int("num_samples", num_samples)
-    hits = _greedy_hits(model, length, task=task, num_samples=num_samples, seed=seed + length)
+    hits = _greedy_hits(
+        model, length, task=task, num_samples=num_samples, seed=seed + length
+    )
     return hits.float().mean(dim=0).tolist()
 
 

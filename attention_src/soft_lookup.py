@@ -41,13 +41,14 @@ def _check_lookup(query, keys, values) -> None:
     check_ndim("values", values, 2, "(S, Dv)")
     if query.size(0) != keys.size(1):
         raise ValueError(
-            f"query has {query.size(0)} features but keys {shape_str(keys.shape)} have "
-            f"{keys.size(1)}: a query is compared with keys of the same width Dk"
+            f"query has {query.size(0)} features but keys "
+            f"{shape_str(keys.shape)} have {keys.size(1)}: a query is compared "
+            "with keys of the same width Dk"
         )
     if keys.size(0) != values.size(0):
         raise ValueError(
-            f"keys {shape_str(keys.shape)} and values {shape_str(values.shape)} must have "
-            f"the same number of rows S (one value per key)"
+            f"keys {shape_str(keys.shape)} and values {shape_str(values.shape)} "
+            "must have the same number of rows S (one value per key)"
         )
 
 
@@ -192,7 +193,7 @@ class AdditiveAttention(nn.Module):
                 )
         if key.size(-2) != value.size(-2):
             raise ValueError(
-                "key and value must have the same length S (second-to-last dimension): "
-                f"key {shape_str(key.shape)} has {key.size(-2)}, "
-                f"value {shape_str(value.shape)} has {value.size(-2)}"
+                "key and value must have the same length S (second-to-last "
+                f"dimension): key {shape_str(key.shape)} has {key.size(-2)}, value "
+                f"{shape_str(value.shape)} has {value.size(-2)}"
             )

@@ -32,11 +32,15 @@ def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
         to 0 where every entry was ``-inf``.
     """
     check_floating("x", x)
-    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    compute = (
+        torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    )
     z = x.to(compute)
     # 1) shift by the maximum so every exponent is <= 0 (no overflow)
     row_max = z.amax(dim=dim, keepdim=True).detach()
-    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+    row_max = torch.where(
+        torch.isfinite(row_max), row_max, torch.zeros_like(row_max)
+    )
     e = torch.exp(z - row_max)  # exp(-inf) = 0 for masked entries
     # 2) normalise; a row of all -inf has total 0 -> divide by 1 and stay 0
     total = e.sum(dim=dim, keepdim=True)

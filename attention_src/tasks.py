@@ -58,28 +58,42 @@ class TaskBatch(NamedTuple):
     expected: torch.Tensor  # (B, L) the input position each output must read
 
 
-def permutation_batch(source, batch_size, vocab_size, *, generator=None, device=None):
-    """Output ``i`` copies input position ``source[i]``, the same for every example."""
+def permutation_batch(
+    source, batch_size, vocab_size, *, generator=None, device=None
+):
+    """Output ``i`` copies input position ``source[i]``, the same for every
+    example."""
     source = _check_source(source, batch_size, vocab_size, device)  # (L,) positions
     L = source.numel()
-    inputs = torch.randint(vocab_size, (batch_size, L), generator=generator, device=device)
-    expected = source.expand(batch_size, L).clone()  # (B, L): same row for every example
+    inputs = torch.randint(
+        vocab_size, (batch_size, L), generator=generator, device=device
+    )
+    # (B, L): same row for every example
+    expected = source.expand(batch_size, L).clone()
     return TaskBatch(inputs, inputs.gather(1, expected), expected)
 
 
 def reversal_batch(batch_size, seq_len, vocab_size, *, generator=None, device=None):
-    """Output ``i`` is input ``L - 1 - i``: the expected map is the anti-diagonal."""
+    """Output ``i`` is input ``L - 1 - i``: the expected map is the
+    anti-diagonal."""
     check_positive_int("seq_len", seq_len)
     source = torch.arange(seq_len - 1, -1, -1, device=device)  # L-1, ..., 1, 0
-    return permutation_batch(source, batch_size, vocab_size, generator=generator, device=device)
+    return permutation_batch(
+        source, batch_size, vocab_size, generator=generator, device=device
+    )
 
 
-def rotate_batch(batch_size, seq_len, vocab_size, shift=1, *, generator=None, device=None):
+def rotate_batch(
+    batch_size, seq_len, vocab_size, shift=1, *, generator=None, device=None
+):
     """Output ``i`` is input ``i - shift``, wrapping round: with ``shift=1`` every
     output reads the previous token, and output 0 reads the last one."""
     check_positive_int("seq_len", seq_len)
-    source = (torch.arange(seq_len, device=device) - shift) % seq_len  # shift=1: L-1, 0, ..., L-2
-    return permutation_batch(source, batch_size, vocab_size, generator=generator, device=device)
+    # shift=1: L-1, 0, ..., L-2
+    source = (torch.arange(seq_len, device=device) - shift) % seq_len
+    return permutation_batch(
+        source, batch_size, vocab_size, generator=generator, device=device
+    )
 
 
 def sorting_batch(batch_size, seq_len, vocab_size, *, generator=None, device=None):
@@ -88,7 +102,9 @@ def sorting_batch(batch_size, seq_len, vocab_size, *, generator=None, device=Non
     Distinct tokens make the expected key unique: the position of that token.
     """
     _check_sorting(batch_size, seq_len, vocab_size)
-    shuffled = torch.rand(batch_size, vocab_size, generator=generator, device=device).argsort(-1)
+    shuffled = torch.rand(
+        batch_size, vocab_size, generator=generator, device=device
+    ).argsort(-1)
     inputs = shuffled[:, :seq_len]  # (B, L): L different ids per row
     targets, expected = inputs.sort(dim=-1)  # expected[b, i] = where rank i sits
     return TaskBatch(inputs, targets, expected)
@@ -102,9 +118,17 @@ def _check_source(source, batch_size, vocab_size, device) -> torch.Tensor:
     check_positive_int("vocab_size", vocab_size)
     source = torch.as_tensor(source, device=device)
     if source.numel() == 0:
-        raise ValueError("source must hold at least one position, got an empty sequence")
-    if source.is_floating_point() or source.is_complex() or source.dtype == torch.bool:
-        raise TypeError(f"source must hold integer positions, got dtype {source.dtype}")
+        raise ValueError(
+            "source must hold at least one position, got an empty sequence"
+        )
+    if (
+        source.is_floating_point()
+        or source.is_complex()
+        or source.dtype == torch.bool
+    ):
+        raise TypeError(
+            f"source must hold integer positions, got dtype {source.dtype}"
+        )
     check_ndim("source", source, 1, "(L,)")
     L = source.numel()
     if source.min() < 0 or source.max() >= L:
@@ -124,8 +148,8 @@ def _check_sorting(batch_size, seq_len, vocab_size) -> None:
         check_positive_int(name, value)
     if vocab_size < seq_len:
         raise ValueError(
-            f"sorting draws seq_len distinct tokens, so vocab_size ({vocab_size}) must be "
-            f">= seq_len ({seq_len})"
+            f"sorting draws seq_len distinct tokens, so vocab_size ({vocab_size}) "
+            f"must be >= seq_len ({seq_len})"
         )
 
 
@@ -158,11 +182,16 @@ def task_batch(
     """
     if task not in _BATCHES:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    return _BATCHES[task](batch_size, seq_len, vocab_size, generator=generator, device=device)
+    return _BATCHES[task](
+        batch_size, seq_len, vocab_size, generator=generator, device=device
+    )
 
 
-def expected_pattern(expected: torch.Tensor, num_keys: int | None = None) -> torch.Tensor:
-    """The map a perfect lookup would draw: ``(B, L)`` positions -> one-hot ``(B, L, S)``."""
+def expected_pattern(
+    expected: torch.Tensor, num_keys: int | None = None
+) -> torch.Tensor:
+    """The map a perfect lookup would draw: ``(B, L)`` positions -> one-hot
+    ``(B, L, S)``."""
     check_tensor("expected", expected)
     check_ndim("expected", expected, 2, "(B, L)")
     S = expected.size(1) if num_keys is None else num_keys
@@ -177,13 +206,22 @@ class TaskModel(nn.Module):
     dropout) and one linear layer that reads a token out of every position.
     """
 
-    def __init__(self, vocab_size, d_model, num_heads, num_layers, d_ff, max_len=64):
+    def __init__(
+        self, vocab_size, d_model, num_heads, num_layers, d_ff, max_len=64
+    ):
         super().__init__()
         self.encoder = Encoder(
-            vocab_size, d_model, num_heads, num_layers, d_ff, dropout=0.0, max_len=max_len
+            vocab_size,
+            d_model,
+            num_heads,
+            num_layers,
+            d_ff,
+            dropout=0.0,
+            max_len=max_len,
         )
-        # The encoder multiplies embeddings by sqrt(D); starting them at std 1/sqrt(D)
-        # makes a token vector about as long as the positional encoding added to it.
+        # The encoder multiplies embeddings by sqrt(D); starting them at std
+        # 1/sqrt(D) makes a token vector about as long as the positional
+        # encoding added to it.
         nn.init.normal_(self.encoder.embedding.weight, std=d_model**-0.5)
         self.head = nn.Linear(d_model, vocab_size)
 
@@ -238,10 +276,17 @@ def train_task_model(
     losses = []
     for _ in range(steps):
         batch = task_batch(
-            task, batch_size, seq_len, vocab_size, generator=generator, device=device
+            task,
+            batch_size,
+            seq_len,
+            vocab_size,
+            generator=generator,
+            device=device,
         )
         logits, _ = model(batch.inputs)  # (B, L, V)
-        loss = F.cross_entropy(logits.reshape(-1, vocab_size), batch.targets.reshape(-1))
+        loss = F.cross_entropy(
+            logits.reshape(-1, vocab_size), batch.targets.reshape(-1)
+        )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -260,7 +305,9 @@ def train_task_model(
 # --8<-- [end:train]
 
 
-def load_task_model(run: dict, device: torch.device | str | None = None) -> TaskModel:
+def load_task_model(
+    run: dict, device: torch.device | str | None = None
+) -> TaskModel:
     """The trained model from ``train_task_model``'s result, in eval mode."""
     model = TaskModel(**run["model_kwargs"]).to(device)
     model.load_state_dict(run["state_dict"])
@@ -281,19 +328,23 @@ def _check_pair(weights, expected) -> None:
 
 
 # --8<-- [start:match]
-def weight_on_expected(weights: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
+def weight_on_expected(
+    weights: torch.Tensor, expected: torch.Tensor
+) -> torch.Tensor:
     """Per head ``(H,)``: the mean weight each query puts on its expected key.
 
     ``weights`` is ``(B, H, L, S)``, ``expected`` is ``(B, L)`` key positions.
     1 for a perfect lookup; 1/S for uniform weights.
     """
     _check_pair(weights, expected)
-    index = expected[:, None, :, None].expand(-1, weights.size(1), -1, 1)  # (B, H, L, 1)
+    # (B, H, L, 1)
+    index = expected[:, None, :, None].expand(-1, weights.size(1), -1, 1)
     return weights.gather(-1, index).squeeze(-1).mean(dim=(0, 2))  # (H,)
 
 
 def argmax_match(weights: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
-    """Per head ``(H,)``: the fraction of queries whose largest weight is on the expected key."""
+    """Per head ``(H,)``: the fraction of queries whose largest weight is on the
+    expected key."""
     _check_pair(weights, expected)
     hits = weights.argmax(dim=-1) == expected[:, None, :]  # (B, H, L)
     return hits.float().mean(dim=(0, 2))  # (H,)
@@ -305,7 +356,10 @@ def argmax_match(weights: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
 # --8<-- [start:influence]
 @torch.no_grad()
 def token_influence(
-    model: Callable, inputs: torch.Tensor, *, generator: torch.Generator | None = None
+    model: Callable,
+    inputs: torch.Tensor,
+    *,
+    generator: torch.Generator | None = None,
 ) -> torch.Tensor:
     """``(L, L)``: entry ``(i, j)`` is the fraction of examples whose prediction
     at output ``i`` changes when input token ``j`` is replaced by another token.
@@ -322,9 +376,11 @@ def token_influence(
     for j in range(L):
         shift = torch.randint(1, V, (B,), generator=generator, device=inputs.device)
         changed = inputs.clone()
-        changed[:, j] = (inputs[:, j] + shift) % V  # a different token at position j
+        # a different token at position j
+        changed[:, j] = (inputs[:, j] + shift) % V
         after = model(changed)[0].argmax(dim=-1)  # (B, L)
-        influence[:, j] = (after != before).float().mean(dim=0)  # column j: every output
+        # column j: every output
+        influence[:, j] = (after != before).float().mean(dim=0)
     return influence
 
 
@@ -333,9 +389,14 @@ def zero_values(
     model: TaskModel, layer: int, positions: Sequence[int], head: int | None = None
 ) -> Iterator[None]:
     """Inside the ``with`` block, the value vectors at ``positions`` of one layer
-    (one head, or all) are zero. Queries and keys -- so the weights -- are untouched."""
+    (one head, or all) are zero. Queries and keys -- so the weights -- are
+    untouched."""
     attn = model.encoder.layers[layer].self_attn
-    columns = slice(None) if head is None else slice(head * attn.d_head, (head + 1) * attn.d_head)
+    columns = (
+        slice(None)
+        if head is None
+        else slice(head * attn.d_head, (head + 1) * attn.d_head)
+    )
 
     def hook(module, args, value):  # value: (B, S, D), the output of v_proj
         value = value.clone()
@@ -372,7 +433,9 @@ def layer_input_dependence(
     check_ndim("inputs", inputs, 2, "(B, L)")
     captured = []
     target = model.encoder.layers[layer]
-    handle = target.register_forward_pre_hook(lambda module, args: captured.append(args[0]))
+    handle = target.register_forward_pre_hook(
+        lambda module, args: captured.append(args[0])
+    )
     V = model.encoder.vocab_size
     try:
         model(inputs)
@@ -380,12 +443,15 @@ def layer_input_dependence(
         B, L = inputs.shape
         change = torch.zeros(L, L, device=inputs.device)
         for k in range(L):
-            shift = torch.randint(1, V, (B,), generator=generator, device=inputs.device)
+            shift = torch.randint(
+                1, V, (B,), generator=generator, device=inputs.device
+            )
             changed = inputs.clone()
             changed[:, k] = (inputs[:, k] + shift) % V
             model(changed)
             after = captured.pop()  # (B, L, D)
-            change[:, k] = (after - before).norm(dim=-1).mean(dim=0)  # (L,): every position
+            # (L,): every position
+            change[:, k] = (after - before).norm(dim=-1).mean(dim=0)
     finally:
         handle.remove()
     return change / change.sum(dim=-1, keepdim=True)

@@ -27,7 +27,8 @@ _DECAYS = ("constant", "inverse_sqrt")
 
 # --8<-- [start:warmup]
 def warmup_factor(step: int, warmup_steps: int, decay: str = "constant") -> float:
-    """The multiplier of the peak learning rate for optimiser step ``step`` (0, 1, ...).
+    """The multiplier of the peak learning rate for optimiser step ``step``
+    (0, 1, ...).
 
     It rises linearly, ``(step + 1) / warmup_steps``, to 1 at the end of the
     warm-up; then stays at 1 (``decay="constant"``) or falls as
@@ -49,14 +50,17 @@ def warmup_factor(step: int, warmup_steps: int, decay: str = "constant") -> floa
 def _check_schedule(step, warmup_steps, decay) -> None:
     for name, value in (("step", step), ("warmup_steps", warmup_steps)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+            raise TypeError(
+                f"{name} must be an int, got {type(value).__name__} {value!r}"
+            )
         if value < 0:
             raise ValueError(f"{name} must be >= 0, got {value}")
     if decay not in _DECAYS:
         raise ValueError(f"decay must be one of {list(_DECAYS)}, got {decay!r}")
 
 
-Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # tokens (B, L), lengths (B,), labels (B,)
+# tokens (B, L), lengths (B,), labels (B,)
+Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 # --8<-- [start:train_loop]
@@ -69,7 +73,8 @@ def train_loop(
     warmup_steps: int = 0,
     max_grad_norm: float | None = 1.0,
 ) -> dict[str, list[float]]:
-    """Train ``model`` with AdamW for ``steps`` steps on batches from ``next_batch()``.
+    """Train ``model`` with AdamW for ``steps`` steps on batches from
+    ``next_batch()``.
 
     Returns the history, one entry per step: ``loss``, ``grad_norm`` (the norm
     of all gradients together, measured before clipping) and ``lr``.
@@ -79,7 +84,8 @@ def train_loop(
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: warmup_factor(step, warmup_steps)
     )
-    cap = math.inf if max_grad_norm is None else max_grad_norm  # inf: measure, never clip
+    # inf: measure, never clip
+    cap = math.inf if max_grad_norm is None else max_grad_norm
     history = {"loss": [], "grad_norm": [], "lr": []}
     model.train()
     for _ in range(steps):
@@ -88,7 +94,8 @@ def train_loop(
         loss = F.cross_entropy(logits, labels)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        # one norm over every gradient; if it exceeds cap, all are scaled by cap / norm
+        # one norm over every gradient; if it exceeds cap, all are scaled by
+        # cap / norm
         grad_norm = nn.utils.clip_grad_norm_(model.parameters(), cap)
         history["lr"].append(schedule.get_last_lr()[0])
         optimizer.step()
@@ -110,12 +117,16 @@ def _check_training(steps, lr, max_grad_norm) -> None:
         or not isinstance(max_grad_norm, (int, float))
         or not max_grad_norm > 0
     ):
-        raise ValueError(f"max_grad_norm must be a positive number or None, got {max_grad_norm!r}")
+        raise ValueError(
+            "max_grad_norm must be a positive number or None, got "
+            f"{max_grad_norm!r}"
+        )
 
 
 @torch.no_grad()
 def accuracy(model: nn.Module, tokens, lengths, labels) -> float:
-    """The fraction of sequences whose largest logit is the label (model in eval mode)."""
+    """The fraction of sequences whose largest logit is the label
+    (model in eval mode)."""
     was_training = model.training
     model.eval()
     logits, _ = model(tokens, lengths)  # (B, C)
@@ -153,7 +164,8 @@ def train_order_classifier(
     fresh sequences drawn with a different seed than the training batches.
     """
     torch.manual_seed(seed)  # the initial weights
-    # the data comes from CPU generators, so every device trains on the same sequences
+    # the data comes from CPU generators, so every device trains on the same
+    # sequences
     data = torch.Generator().manual_seed(seed)  # the training batches
     held_out = torch.Generator().manual_seed(seed + 1_000_003)  # a different stream
     model_kwargs = dict(
