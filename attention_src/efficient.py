@@ -57,7 +57,8 @@ def tiled_attention(
             A query that sees no key (only when L > S) gets a zero output.
         block_size: queries per tile.
         key_block_size: keys per tile; defaults to ``4 * block_size``, which
-            measured faster on CPU (fewer, larger matrix products).
+            measured faster on CPU than square tiles (fewer, larger matrix
+            products; the benchmark's tile sweep compares other shapes).
 
     Returns:
         The output ``(..., L, Dv)``. The weights are never formed.

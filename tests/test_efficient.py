@@ -4,6 +4,8 @@ F.scaled_dot_product_attention; FastMultiHeadAttention against nn.MultiheadAtten
 from __future__ import annotations
 
 import copy
+import math
+import shutil
 
 import pytest
 import torch
@@ -380,3 +382,36 @@ def test_fast_mha_from_torch_errors():
         FastMultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, kdim=4, vdim=4))
     with pytest.raises(ValueError, match=r"add_bias_kv or add_zero_attn"):
         FastMultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, add_bias_kv=True))
+
+
+# ------------------------------------------------------------------ torch.compile
+
+
+@pytest.mark.skipif(
+    shutil.which("cc") is None and shutil.which("gcc") is None,
+    reason="torch.compile on the CPU needs a C compiler",
+)
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated")
+def test_torch_compile_turns_naive_attention_into_sdpa():
+    """What the efficient-attention chapter says of torch.compile (its block is
+    not run by the build, because compiling takes seconds): the compiled naive
+    function gives the same output and calls one of SDPA's fused kernels."""
+    from torch.autograd.profiler import profile
+
+    def naive(q, k, v):
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        return torch.softmax(scores, dim=-1) @ v
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = torch.randn(3, 1, 4, 256, 64, generator=gen).unbind(0)
+    compiled = torch.compile(naive)
+    torch.testing.assert_close(compiled(q, k, v), naive(q, k, v))
+    with profile() as prof:
+        compiled(q, k, v)
+    kernels = {e.key for e in prof.function_events}
+    assert any(key.startswith("aten::_scaled_dot_product") for key in kernels)
+    with profile() as prof:
+        naive(q, k, v)
+    assert not any(
+        e.key.startswith("aten::_scaled_dot_product") for e in prof.function_events
+    )  # negative control: uncompiled, no SDPA kernel
