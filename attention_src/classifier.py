@@ -2,9 +2,9 @@
 
 The task, "which comes first?": every sequence holds one token ``A`` and one
 token ``B`` at random positions among filler tokens, padded to a common length.
-The label says whether ``A`` comes before ``B``. Both classes contain exactly
-the same tokens, so a model that ignores order is stuck at chance: it has to
-find the two tokens, and compare their positions, across the sequence.
+The label says whether ``A`` comes before ``B``. Both classes draw their
+tokens the same way and differ only in order, so a model that ignores order is
+stuck at chance: the answer depends on where the two tokens sit.
 """
 
 from __future__ import annotations

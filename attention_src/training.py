@@ -5,7 +5,8 @@ Warm-up starts the learning rate small and raises it linearly over the first
 steps: at initialisation the gradients can be large and Adam's running
 estimates of their size are still noisy, so full-size steps then can throw the
 weights somewhere they never recover from. Clipping caps the norm of the whole
-gradient, so one unlucky batch cannot produce a huge step at any time.
+gradient (keeping its direction), so one unlucky batch enters the optimiser's
+running averages at most at the cap's size.
 """
 
 from __future__ import annotations
