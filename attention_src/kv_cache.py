@@ -7,9 +7,6 @@ so each new token only projects its own K and V and attends over the stored ones
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import torch
 from torch import nn
 
@@ -176,11 +173,6 @@ def kv_cache_bytes_per_token(
     return 2 * num_layers * d_model * bytes_per_element
 
 
-def _sync(device) -> None:
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def decoding_setup(
     prompt_len: int,
     new_tokens: int,
@@ -233,77 +225,48 @@ def measure_kv_cache(
     prompt_len: int,
     new_tokens: int,
     *,
-    d_model: int = 256,
-    num_heads: int = 4,
-    num_layers: int = 4,
-    vocab_size: int = 1000,
-    d_ff: int | None = None,
-    max_len: int | None = None,
-    batch_size: int = 1,
     repeats: int = 5,
-    warmup: int = 1,
-    seed: int = 0,
     device: torch.device | str | None = None,
+    **model_settings,
 ) -> dict:
     """Time ``generate(use_cache=False)`` against ``generate(use_cache=True)``.
 
-    A seeded, untrained ``DecoderOnlyLM`` of the given shape decodes
-    ``new_tokens`` greedily after a random prompt of ``prompt_len`` tokens.
-    The two variants alternate (``repeats`` pairs, after ``warmup`` untimed
-    pairs), so a slow patch of a busy machine hits both; the speedup is the
-    median of the per-pair ratios. Returns plain data: the settings, the
-    times in seconds, their medians, ``speedup`` and ``identical`` (whether
-    both variants wrote the same tokens).
+    The model and prompt come from :func:`decoding_setup`, which takes the
+    other keyword arguments (``d_model``, ``num_heads``, ``num_layers``,
+    ``vocab_size``, ``d_ff``, ``max_len``, ``batch_size``, ``seed``). The two
+    variants are timed in turns by the benchmark's ``time_round_robin``
+    (``repeats`` repetitions after one untimed call each), so a slow patch of a
+    busy machine hits both; the speedup is the median of the per-repetition
+    ratios. Returns plain data: the settings, the times in seconds, their
+    medians, ``speedup`` and ``identical`` (whether both variants wrote the
+    same tokens).
     """
+    from .bench import (  # here: bench imports this module
+        summarize,
+        time_round_robin,
+    )
+
     check_positive_int("repeats", repeats)
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
     model, prompt, model_kwargs = decoding_setup(
-        prompt_len, new_tokens, d_model=d_model, num_heads=num_heads,
-        num_layers=num_layers, vocab_size=vocab_size, d_ff=d_ff, max_len=max_len,
-        batch_size=batch_size, seed=seed, device=device,
-    )  # fmt: skip
-    device = prompt.device
-
-    def run(use_cache: bool):
-        _sync(device)
-        t0 = time.perf_counter()
-        out = model.generate(prompt, new_tokens, use_cache=use_cache)
-        _sync(device)
-        return time.perf_counter() - t0, out
-
-    for _ in range(warmup):
-        run(False)
-        run(True)
-    no_cache, cache = [], []
-    identical = True
-    for _ in range(repeats):
-        t_full, out_full = run(False)
-        t_cache, out_cache = run(True)
-        no_cache.append(t_full)
-        cache.append(t_cache)
-        identical = identical and torch.equal(out_full, out_cache)
-    ratios = [a / b for a, b in zip(no_cache, cache, strict=True)]
+        prompt_len, new_tokens, device=device, **model_settings
+    )
+    fns = {
+        "no_cache": lambda: model.generate(prompt, new_tokens, use_cache=False),
+        "cache": lambda: model.generate(prompt, new_tokens, use_cache=True),
+    }
+    identical = torch.equal(fns["no_cache"](), fns["cache"]())
+    times = time_round_robin(fns, repeats, device=prompt.device)
+    summary = summarize(times, "cache")
     return {
         "prompt_len": prompt_len,
         "new_tokens": new_tokens,
-        "model": {
-            key: model_kwargs[key]
-            for key in (
-                "d_model",
-                "num_heads",
-                "num_layers",
-                "vocab_size",
-                "d_ff",
-                "max_len",
-            )
-        },
-        "batch_size": batch_size,
-        "device": str(device),
-        "times_no_cache_s": no_cache,
-        "times_cache_s": cache,
-        "median_no_cache_s": statistics.median(no_cache),
-        "median_cache_s": statistics.median(cache),
-        "speedup": statistics.median(ratios),
+        "model": model_kwargs,
+        "batch_size": prompt.size(0),
+        "device": str(prompt.device),
+        "times_no_cache_s": times["no_cache"],
+        "times_cache_s": times["cache"],
+        "median_no_cache_s": summary["median_s"]["no_cache"],
+        "median_cache_s": summary["median_s"]["cache"],
+        "speedup": summary["ratio"]["no_cache"],
         "identical": identical,
     }
