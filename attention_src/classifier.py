@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_ndim, check_positive_int, check_tensor, shape_str
+from .checks import check_ndim, check_positive_int, check_tensor, shape_str
 from .encoder import Encoder
 from .masks import padding_mask
 

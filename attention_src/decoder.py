@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import (
+from .checks import (
     check_positive_int,
     check_probability,
     check_token_ids,

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_int, check_token_ids
+from .checks import check_positive_int, check_token_ids
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
 from .positional import PositionalEncoding

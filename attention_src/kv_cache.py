@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_positive_int
+from .checks import check_positive_int
 from .masks import causal_mask
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .scaled_dot_product import scaled_dot_product_attention

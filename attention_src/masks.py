@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ._checks import check_positive_int
+from .checks import check_positive_int
 
 __all__ = ["causal_mask", "padding_mask"]
 

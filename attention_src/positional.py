@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import (
+from .checks import (
     check_floating,
     check_ndim,
     check_positive_int,

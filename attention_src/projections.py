@@ -24,7 +24,7 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_ndim, check_positive_int, check_tensor, shape_str
+from .checks import check_ndim, check_positive_int, check_tensor, shape_str
 
 __all__ = [
     "PROJECTIONS",

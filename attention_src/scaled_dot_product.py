@@ -11,7 +11,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ._checks import (
+from .checks import (
     check_floating,
     check_mask,
     check_min_ndim,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ._checks import check_floating, check_positive_int
+from .checks import check_floating, check_positive_int
 from .softmax import softmax
 
 __all__ = [

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor, check_token_ids, shape_str
+from .checks import check_positive_int, check_tensor, check_token_ids, shape_str
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = [

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import (
+from .checks import (
     check_floating,
     check_mask,
     check_min_ndim,

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_ndim, check_positive_int, check_tensor, shape_str
+from .checks import check_ndim, check_positive_int, check_tensor, shape_str
 from .encoder import Encoder
 
 __all__ = [

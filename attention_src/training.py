@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_int
+from .checks import check_positive_int
 from .classifier import EncoderClassifier, order_task_batch
 
 __all__ = ["warmup_factor", "train_loop", "accuracy", "train_order_classifier"]
