@@ -55,11 +55,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .efficient import FastMultiHeadAttention, tiled_attention
-from .kv_cache import decoding_setup
-from .masks import causal_mask
-from .multi_head import MultiHeadAttention
-from .scaled_dot_product import scaled_dot_product_attention
+from ..efficient import FastMultiHeadAttention, tiled_attention
+from ..kv_cache import decoding_setup
+from ..masks import causal_mask
+from ..multi_head import MultiHeadAttention
+from ..scaled_dot_product import scaled_dot_product_attention
 
 __all__ = [
     "Settings",
@@ -82,7 +82,7 @@ __all__ = [
     "main",
 ]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RESULTS = REPO_ROOT / "docs" / "data" / "benchmark-cpu.json"
 
 

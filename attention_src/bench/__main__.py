@@ -1,0 +1,5 @@
+"""``python -m attention_src.bench``."""
+
+from . import main
+
+main()
