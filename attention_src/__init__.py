@@ -17,7 +17,6 @@ from .kv_cache import (
     forward_with_cache,
     generate_with_cache,
     kv_cache_bytes_per_token,
-    measure_kv_cache,
 )
 from .masks import causal_mask, padding_mask
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
@@ -173,7 +172,6 @@ __all__ = [
     "generate_with_cache",
     "count_kv_projections",
     "kv_cache_bytes_per_token",
-    "measure_kv_cache",
 ]
 
 __version__ = "0.1.0"

@@ -2,7 +2,8 @@
 so each new token only projects its own K and V and attends over the stored ones.
 
 ``DecoderOnlyLM.generate(..., use_cache=True)`` runs :func:`generate_with_cache`;
-:func:`measure_kv_cache` times decoding with and without the cache.
+``attention_src.bench.measure_kv_cache`` times decoding with and without the
+cache.
 """
 
 from __future__ import annotations
@@ -21,9 +22,7 @@ __all__ = [
     "forward_with_cache",
     "generate_with_cache",
     "count_kv_projections",
-    "decoding_setup",
     "kv_cache_bytes_per_token",
-    "measure_kv_cache",
 ]
 
 
@@ -171,102 +170,3 @@ def kv_cache_bytes_per_token(
     ):
         check_positive_int(name, value)
     return 2 * num_layers * d_model * bytes_per_element
-
-
-def decoding_setup(
-    prompt_len: int,
-    new_tokens: int,
-    *,
-    d_model: int = 256,
-    num_heads: int = 4,
-    num_layers: int = 4,
-    vocab_size: int = 1000,
-    d_ff: int | None = None,
-    max_len: int | None = None,
-    batch_size: int = 1,
-    seed: int = 0,
-    device: torch.device | str | None = None,
-):
-    """A seeded, untrained ``DecoderOnlyLM`` in eval mode and a random prompt.
-
-    Returns ``(model, prompt (batch_size, prompt_len), model_kwargs)``; the
-    model's ``max_len`` covers ``prompt_len + new_tokens``. Shared by
-    :func:`measure_kv_cache` and the benchmark's KV-cache section.
-    """
-    from .decoder import DecoderOnlyLM  # here: decoder.py imports this module
-
-    for name, value in (
-        ("prompt_len", prompt_len),
-        ("new_tokens", new_tokens),
-        ("batch_size", batch_size),
-    ):
-        check_positive_int(name, value)
-    device = torch.device("cpu" if device is None else device)
-    d_ff = 4 * d_model if d_ff is None else d_ff
-    max_len = max(768, prompt_len + new_tokens) if max_len is None else max_len
-    kwargs = dict(
-        vocab_size=vocab_size,
-        d_model=d_model,
-        num_heads=num_heads,
-        num_layers=num_layers,
-        d_ff=d_ff,
-        max_len=max_len,
-    )
-    torch.manual_seed(seed)
-    model = DecoderOnlyLM(**kwargs).to(device).eval()
-    generator = torch.Generator(device=device).manual_seed(seed)
-    prompt = torch.randint(
-        vocab_size, (batch_size, prompt_len), generator=generator, device=device
-    )  # (B, prompt_len)
-    return model, prompt, kwargs
-
-
-def measure_kv_cache(
-    prompt_len: int,
-    new_tokens: int,
-    *,
-    repeats: int = 5,
-    device: torch.device | str | None = None,
-    **model_settings,
-) -> dict:
-    """Time ``generate(use_cache=False)`` against ``generate(use_cache=True)``.
-
-    The model and prompt come from :func:`decoding_setup`, which takes the
-    other keyword arguments (``d_model``, ``num_heads``, ``num_layers``,
-    ``vocab_size``, ``d_ff``, ``max_len``, ``batch_size``, ``seed``). The two
-    variants are timed in turns by the benchmark's ``time_round_robin``
-    (``repeats`` repetitions after one untimed call each), so a slow patch of a
-    busy machine hits both; the speedup is the median of the per-repetition
-    ratios. Returns plain data: the settings, the times in seconds, their
-    medians, ``speedup`` and ``identical`` (whether both variants wrote the
-    same tokens).
-    """
-    from .bench import (  # here: bench imports this module
-        summarize,
-        time_round_robin,
-    )
-
-    check_positive_int("repeats", repeats)
-    model, prompt, model_kwargs = decoding_setup(
-        prompt_len, new_tokens, device=device, **model_settings
-    )
-    fns = {
-        "no_cache": lambda: model.generate(prompt, new_tokens, use_cache=False),
-        "cache": lambda: model.generate(prompt, new_tokens, use_cache=True),
-    }
-    identical = torch.equal(fns["no_cache"](), fns["cache"]())
-    times = time_round_robin(fns, repeats, device=prompt.device)
-    summary = summarize(times, "cache")
-    return {
-        "prompt_len": prompt_len,
-        "new_tokens": new_tokens,
-        "model": model_kwargs,
-        "batch_size": prompt.size(0),
-        "device": str(prompt.device),
-        "times_no_cache_s": times["no_cache"],
-        "times_cache_s": times["cache"],
-        "median_no_cache_s": summary["median_s"]["no_cache"],
-        "median_cache_s": summary["median_s"]["cache"],
-        "speedup": summary["ratio"]["no_cache"],
-        "identical": identical,
-    }

@@ -66,8 +66,8 @@ def _fake_ticks(monkeypatch, others):
             state["busy"] += round(1000 * next(shares))
         return state["total"], state["busy"], 0
 
-    monkeypatch.setattr(bench, "_cpu_ticks", ticks)
-    monkeypatch.setattr(bench.time, "sleep", lambda s: None)
+    monkeypatch.setattr(bench.timing, "_cpu_ticks", ticks)
+    monkeypatch.setattr(bench.timing.time, "sleep", lambda s: None)
 
 
 def test_round_robin_repeats_repetitions_disturbed_by_other_processes(monkeypatch):
@@ -214,6 +214,36 @@ def test_peak_memory_in_a_subprocess():
 def test_peak_memory_rejects_unknown_impl():
     with pytest.raises(ValueError, match=r"impl must be one of \['naive', 'sdpa', 'tiled'\]"):
         bench.peak_memory("flash", 16)
+
+
+def test_measure_kv_cache_returns_plain_data():
+    r = bench.measure_kv_cache(
+        4, 3, d_model=16, num_heads=2, num_layers=1, vocab_size=11, repeats=2
+    )
+    assert r["identical"] is True
+    assert len(r["times_no_cache_s"]) == len(r["times_cache_s"]) == 2
+    assert r["speedup"] > 0 and r["median_cache_s"] > 0
+    assert r["model"]["max_len"] >= 7
+    with pytest.raises(ValueError, match="repeats"):
+        bench.measure_kv_cache(4, 3, repeats=0)
+
+
+def test_decoding_setup_is_seeded_and_sized(device):
+    kw = dict(d_model=16, num_heads=2, num_layers=1, vocab_size=11, seed=3, device=device)
+    model_a, prompt_a, kwargs = bench.decoding_setup(5, 4, batch_size=2, **kw)
+    model_b, prompt_b, _ = bench.decoding_setup(5, 4, batch_size=2, **kw)
+    assert prompt_a.shape == (2, 5) and prompt_a.device.type == torch.device(device).type
+    assert torch.equal(prompt_a, prompt_b)  # same seed, same prompt and weights
+    for a, b in zip(model_a.parameters(), model_b.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert not model_a.training
+    assert kwargs["max_len"] >= 5 + 4 and kwargs["d_ff"] == 4 * 16
+    other, _, _ = bench.decoding_setup(5, 4, **{**kw, "seed": 4})
+    assert not torch.equal(other.head.weight, model_a.head.weight)
+    with pytest.raises(ValueError, match="prompt_len"):
+        bench.decoding_setup(0, 4)
+    with pytest.raises(ValueError, match="new_tokens"):
+        bench.decoding_setup(4, 0)
 
 
 def test_committed_results_have_what_the_chapter_plots():

@@ -1,6 +1,6 @@
 """attention_src.kv_cache: cached decoding equals full recomputation (tokens and
 logits), the bottom-right causal alignment, absolute positions, the projection
-counts, the memory formula, measure_kv_cache's result, and input checks."""
+counts, the memory formula, and input checks."""
 
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ from attention_src.kv_cache import (
     KVCache,
     cached_attention,
     count_kv_projections,
-    decoding_setup,
     forward_with_cache,
     kv_cache_bytes_per_token,
-    measure_kv_cache,
 )
 from attention_src.multi_head import split_heads
 
@@ -164,31 +162,3 @@ def test_non_causal_model_recomputes(device, gen):
 def test_kv_cache_rejects_bad_layers():
     with pytest.raises(ValueError, match="num_layers"):
         KVCache(0)
-
-
-def test_measure_kv_cache_returns_plain_data():
-    r = measure_kv_cache(4, 3, d_model=16, num_heads=2, num_layers=1, vocab_size=11, repeats=2)
-    assert r["identical"] is True
-    assert len(r["times_no_cache_s"]) == len(r["times_cache_s"]) == 2
-    assert r["speedup"] > 0 and r["median_cache_s"] > 0
-    assert r["model"]["max_len"] >= 7
-    with pytest.raises(ValueError, match="repeats"):
-        measure_kv_cache(4, 3, repeats=0)
-
-
-def test_decoding_setup_is_seeded_and_sized(device):
-    kw = dict(d_model=16, num_heads=2, num_layers=1, vocab_size=11, seed=3, device=device)
-    model_a, prompt_a, kwargs = decoding_setup(5, 4, batch_size=2, **kw)
-    model_b, prompt_b, _ = decoding_setup(5, 4, batch_size=2, **kw)
-    assert prompt_a.shape == (2, 5) and prompt_a.device.type == torch.device(device).type
-    assert torch.equal(prompt_a, prompt_b)  # same seed, same prompt and weights
-    for a, b in zip(model_a.parameters(), model_b.parameters(), strict=True):
-        assert torch.equal(a, b)
-    assert not model_a.training
-    assert kwargs["max_len"] >= 5 + 4 and kwargs["d_ff"] == 4 * 16
-    other, _, _ = decoding_setup(5, 4, **{**kw, "seed": 4})
-    assert not torch.equal(other.head.weight, model_a.head.weight)
-    with pytest.raises(ValueError, match="prompt_len"):
-        decoding_setup(0, 4)
-    with pytest.raises(ValueError, match="new_tokens"):
-        decoding_setup(4, 0)

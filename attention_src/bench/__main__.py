@@ -1,5 +1,5 @@
-"""``python -m attention_src.bench``."""
+"""``python -m attention_src.bench``: see :mod:`attention_src.bench.cli`."""
 
-from . import main
+from .cli import main
 
 main()
