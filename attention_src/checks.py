@@ -10,6 +10,20 @@ from __future__ import annotations
 
 import torch
 
+__all__ = [
+    "shape_str",
+    "check_tensor",
+    "check_floating",
+    "check_ndim",
+    "check_min_ndim",
+    "check_positive_int",
+    "check_probability",
+    "check_same_dtype_device",
+    "check_mask",
+    "check_heads",
+    "check_token_ids",
+]
+
 
 def shape_str(shape) -> str:
     """``torch.Size([2, 3])`` -> ``'(2, 3)'``: shorter, and reads like the docs."""

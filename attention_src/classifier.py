@@ -18,7 +18,9 @@ from .masks import padding_mask
 
 __all__ = ["PAD", "TOKEN_A", "TOKEN_B", "order_task_batch", "EncoderClassifier"]
 
-PAD, TOKEN_A, TOKEN_B = 0, 1, 2  # ids 3 .. vocab_size - 1 are filler tokens
+PAD = 0
+TOKEN_A = 1
+TOKEN_B = 2  # ids 3 .. vocab_size - 1 are filler tokens
 
 
 # --8<-- [start:order_task]
