@@ -10,15 +10,19 @@ from torch import nn
 from attention_src import MultiHeadAttention, causal_mask
 from attention_src.decoder import DecoderBlock, DecoderOnlyLM, copy_task_batch, train_copy_model
 
-V, D, H, N_LAYERS, D_FF, MAX_LEN = 11, 16, 4, 2, 32, 12
+from helpers import HEADS as H
+from helpers import LAYERS as N_LAYERS
+from helpers import random_tokens, tiny_decoder
+
+V, MAX_LEN = 11, 12  # the tiny decoder's vocabulary and longest sequence
 
 
 def _model(device, **kwargs) -> DecoderOnlyLM:
-    return DecoderOnlyLM(V, D, H, N_LAYERS, D_FF, MAX_LEN, **kwargs).to(device).eval()
+    return tiny_decoder(device, V, MAX_LEN, **kwargs)
 
 
 def _tokens(B, L, device, gen) -> torch.Tensor:
-    return torch.randint(V, (B, L), generator=gen, device=device)
+    return random_tokens(V, B, L, device, gen)
 
 
 # --------------------------------------------------------------------------- forward

@@ -16,11 +16,12 @@ from attention_src import (
     FastMultiHeadAttention,
     MultiHeadAttention,
     causal_mask,
-    padding_mask,
     scaled_dot_product_attention,
     tiled_attention,
 )
 from attention_src.bench import tensor_memory_peak
+
+from helpers import MHA_SHAPES, SCENARIOS, mha_scenario, randomize, run_nn_mha
 
 
 def _bottom_right(L: int, S: int, device) -> torch.Tensor:
@@ -224,22 +225,6 @@ def test_shape_errors_are_those_of_the_naive_function(randn):
 # ---------------------------------------------------------- FastMultiHeadAttention vs nn
 
 
-def _randomize(module: nn.Module) -> nn.Module:
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if name.endswith("bias"):
-                p.normal_(0.0, 0.5)
-    return module
-
-
-def _lengths(B: int, S: int, device) -> torch.Tensor:
-    return torch.tensor([max(1, S - 1 - i) if i % 2 == 0 else S for i in range(B)], device=device)
-
-
-MHA_SHAPES = [(2, 5, 7, 8, 2), (1, 4, 4, 12, 3), (3, 6, 2, 16, 4), (2, 3, 9, 6, 1), (4, 1, 5, 8, 8)]
-SCENARIOS = ["self", "cross", "padding", "causal", "cross_padding"]
-
-
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("batch_first", [True, False])
@@ -247,34 +232,18 @@ SCENARIOS = ["self", "cross", "padding", "causal", "cross_padding"]
 def test_fast_mha_matches_nn_multihead_attention(
     randn, device, B, L, S, D, H, batch_first, bias, scenario
 ):
-    mha = _randomize(nn.MultiheadAttention(D, H, bias=bias, batch_first=batch_first).to(device))
+    mha = randomize(nn.MultiheadAttention(D, H, bias=bias, batch_first=batch_first).to(device))
     mha.eval()
     fast = FastMultiHeadAttention.from_torch(mha)
-    x = randn(B, L, D)
-    cross = scenario.startswith("cross")
-    ctx = randn(B, S, D) if cross else x
-    S_eff = S if cross else L
-    our_mask = key_padding_mask = attn_mask = None
-    if scenario.endswith("padding"):
-        our_mask = padding_mask(_lengths(B, S_eff, device), S_eff)  # (B, 1, 1, S)
-        key_padding_mask = ~our_mask[:, 0, 0, :]  # (B, S), True = ignore
-    elif scenario == "causal":
-        our_mask = causal_mask(L, device=device)
-        attn_mask = ~our_mask
-    q_t, kv_t = (x, ctx) if batch_first else (x.transpose(0, 1), ctx.transpose(0, 1))
-    ref, _ = mha(
-        q_t, kv_t, kv_t, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
-        need_weights=False,
-    )  # fmt: skip
-    if not batch_first:
-        ref = ref.transpose(0, 1)
-    out, weights = fast(x, context=ctx if cross else None, mask=our_mask)
+    x, ctx, mask, key_padding_mask, attn_mask = mha_scenario(randn, device, B, L, S, D, scenario)
+    ref, _ = run_nn_mha(mha, x, ctx, key_padding_mask, attn_mask, need_weights=False)
+    out, weights = fast(x, context=ctx, mask=mask)
     assert weights is None and out.shape == (B, L, D)
     torch.testing.assert_close(out, ref)
 
 
 def test_fast_mha_equals_multi_head_attention_with_the_same_weights(randn, device):
-    mha = _randomize(nn.MultiheadAttention(12, 3, batch_first=True)).to(device).eval()
+    mha = randomize(nn.MultiheadAttention(12, 3, batch_first=True)).to(device).eval()
     fast, ours = FastMultiHeadAttention.from_torch(mha), MultiHeadAttention.from_torch(mha)
     x, ctx = randn(2, 5, 12), randn(2, 7, 12)
     mask = causal_mask(5, device=device)
@@ -283,7 +252,7 @@ def test_fast_mha_equals_multi_head_attention_with_the_same_weights(randn, devic
 
 
 def test_fast_mha_has_one_fused_projection(device):
-    mha = _randomize(nn.MultiheadAttention(12, 3, batch_first=True)).to(device)
+    mha = randomize(nn.MultiheadAttention(12, 3, batch_first=True)).to(device)
     fast = FastMultiHeadAttention.from_torch(mha)
     names = {name for name, _ in fast.named_parameters()}
     assert names == {"qkv_proj.weight", "qkv_proj.bias", "out_proj.weight", "out_proj.bias"}
@@ -299,7 +268,7 @@ def test_fast_mha_has_one_fused_projection(device):
 
 
 def test_fast_mha_in_float64_and_gradients(randn, device):
-    mha = _randomize(nn.MultiheadAttention(8, 2, batch_first=True)).to(device).double().eval()
+    mha = randomize(nn.MultiheadAttention(8, 2, batch_first=True)).to(device).double().eval()
     fast = FastMultiHeadAttention.from_torch(mha)
     ours = MultiHeadAttention.from_torch(mha)
     x = randn(2, 4, 8, dtype=torch.float64, requires_grad=True)
@@ -336,7 +305,7 @@ def test_fast_mha_dropout_train_and_eval(randn, device):
 
 
 def test_fast_mha_bfloat16(randn, device):
-    mha = _randomize(nn.MultiheadAttention(8, 2, batch_first=True)).to(device).eval()
+    mha = randomize(nn.MultiheadAttention(8, 2, batch_first=True)).to(device).eval()
     fast = FastMultiHeadAttention.from_torch(mha)
     x = randn(2, 5, 8)
     ref = fast(x)[0]

@@ -1,15 +1,19 @@
 """attention_src.encoder: EncoderLayer against nn.TransformerEncoderLayer (through
-from_torch), and the Encoder stack: embedding, positions, layers, final norm.
+from_torch), the Encoder stack (embedding, positions, layers, final norm), and
+Encoder.from_torch: our encoder built from an nn.TransformerEncoder and an nn.Embedding
+computes embedding * sqrt(D) + sinusoidal positions -> the torch stack.
 
 torch's TransformerEncoderLayer may take a "fast path" in eval mode when grad is
-disabled, which returns arbitrary values at padded positions. The comparisons
-below therefore keep grad enabled (no torch.no_grad) and, when there is padding,
-compare only the real token positions.
+disabled, which returns arbitrary values at padded positions (a post-norm stack writes
+zeros there). The comparisons below therefore keep grad enabled (no torch.no_grad) and,
+when there is padding, compare only the real token positions; the fast path itself is
+checked separately, on the real positions.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -24,29 +28,15 @@ from attention_src import (
     sinusoidal_positional_encoding,
 )
 
+from helpers import assert_ignores_future_tokens, padded_lengths, randomize
+
 # (B, L, D, H, d_ff)
 LAYER_SHAPES = [(2, 5, 8, 2, 16), (3, 7, 12, 3, 24), (1, 4, 16, 4, 8)]
 
 
-def _randomize(module: nn.Module) -> nn.Module:
-    """Non-trivial biases and LayerNorm scales (torch starts them at 0 and 1), so a
-    missing or swapped bias or norm changes the outputs."""
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if "norm" in name and name.endswith("weight"):
-                p.uniform_(0.5, 1.5)
-            elif name.endswith("bias"):
-                p.normal_(0.0, 0.3)
-    return module
-
-
 def _torch_layer(D, H, d_ff, device, **kwargs) -> nn.TransformerEncoderLayer:
     layer = nn.TransformerEncoderLayer(D, H, d_ff, batch_first=True, **kwargs)
-    return _randomize(layer.to(device)).eval()
-
-
-def _lengths(B: int, L: int, device) -> torch.Tensor:
-    return torch.tensor([max(1, L - 2 - i) if i % 2 == 0 else L for i in range(B)], device=device)
+    return randomize(layer.to(device), bias_std=0.3, norms=True).eval()
 
 
 # --------------------------------------------------------------------------- EncoderLayer vs torch
@@ -62,7 +52,8 @@ def test_layer_from_torch_matches(randn, device, B, L, D, H, d_ff, norm_first, a
     assert not ours.training and ours.norm_first == norm_first
     x = randn(B, L, D)
     if padding:
-        mask = padding_mask(_lengths(B, L, device), L)  # (B, 1, 1, L), True = real token
+        # (B, 1, 1, L), True = real token
+        mask = padding_mask(padded_lengths(B, L, device, cut=2), L)
         real = mask[:, 0, 0, :]  # (B, L)
         ref = layer(x, src_key_padding_mask=~real)  # grad enabled: no fast path
         out, weights = ours(x, mask=mask)
@@ -164,14 +155,7 @@ def test_layer_from_torch_rejects_other_activations(activation):
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_layer_causal_outputs_ignore_future_tokens(randn, device, norm_first):
     layer = EncoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first).to(device).eval()
-    L, t = 6, 2
-    x = randn(2, L, 8)
-    x2 = x.clone()
-    x2[:, t + 1 :] = randn(2, L - t - 1, 8) * 5
-    mask = causal_mask(L, device=device)
-    torch.testing.assert_close(layer(x2, mask)[0][:, : t + 1], layer(x, mask)[0][:, : t + 1])
-    # negative control: without the mask the earlier outputs change
-    assert (layer(x2)[0][:, : t + 1] - layer(x)[0][:, : t + 1]).abs().max() > 1e-3
+    assert_ignores_future_tokens(layer, randn)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -256,10 +240,10 @@ def test_encoder_built_from_torch_layers(device, gen, norm_first, padding):
     torch_layers = [_torch_layer(D, H, 16, device, norm_first=norm_first) for _ in range(N)]
     enc.layers = nn.ModuleList(EncoderLayer.from_torch(layer) for layer in torch_layers)
     if norm_first:
-        _randomize(enc.final_norm)
+        randomize(enc.final_norm, bias_std=0.3, norms=True)
 
     tokens = _tokens(B, L, vocab, device, gen)
-    mask = padding_mask(_lengths(B, L, device), L) if padding else None
+    mask = padding_mask(padded_lengths(B, L, device, cut=2), L) if padding else None
     out, weights = enc(tokens, mask=mask)
 
     x = enc.embedding(tokens) * math.sqrt(D) + sinusoidal_positional_encoding(L, D, device=device)
@@ -373,3 +357,141 @@ def test_encoder_sequence_longer_than_max_len(device):
 def test_encoder_bad_constructor_arguments(args, error, pattern):
     with pytest.raises(error, match=pattern):
         Encoder(*args)
+
+
+# --------------------------------------------------------------------------- Encoder.from_torch
+
+# the torch stack: N layers of width D with H heads and feed-forward size D_FF, V tokens
+V, D, H, D_FF, N = 17, 8, 2, 16, 3
+
+
+def _stack(device, *, norm_first=False, final_norm=None, **kwargs) -> nn.TransformerEncoder:
+    layer = nn.TransformerEncoderLayer(
+        D, H, D_FF, batch_first=True, norm_first=norm_first, **kwargs
+    )
+    if final_norm is None:
+        final_norm = norm_first
+    stack = nn.TransformerEncoder(
+        layer, N, norm=nn.LayerNorm(D) if final_norm else None, enable_nested_tensor=False
+    )
+    with torch.no_grad():  # distinct layers, non-trivial norms and biases
+        for p in stack.parameters():
+            p.add_(0.2 * torch.randn_like(p))
+    return stack.to(device).eval()
+
+
+def _reference(stack, embedding, tokens, real=None):
+    L = tokens.size(1)
+    x = embedding(tokens) * math.sqrt(D) + sinusoidal_positional_encoding(
+        L, D, device=tokens.device, dtype=embedding.weight.dtype
+    )
+    return stack(x, src_key_padding_mask=None if real is None else ~real)
+
+
+def _batch(device, gen, B=3, L=7):
+    tokens = torch.randint(0, V, (B, L), generator=gen, device=device)
+    lengths = torch.tensor([L, L - 3, 2][:B], device=device)
+    return tokens, padding_mask(lengths, L)
+
+
+@pytest.mark.parametrize("padding", [False, True])
+@pytest.mark.parametrize(
+    ("norm_first", "final_norm"), [(False, False), (True, True), (False, True), (True, False)]
+)
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_from_torch_matches_the_stack(device, gen, norm_first, final_norm, activation, padding):
+    stack = _stack(device, norm_first=norm_first, final_norm=final_norm, activation=activation)
+    embedding = nn.Embedding(V, D).to(device)
+    ours = Encoder.from_torch(stack, embedding, max_len=10)
+    assert not ours.training
+    assert isinstance(ours.final_norm, nn.LayerNorm if final_norm else nn.Identity)
+    tokens, mask = _batch(device, gen)
+    out, weights = ours(tokens, mask=mask if padding else None)
+    if padding:
+        real = mask[:, 0, 0, :]
+        ref = _reference(stack, embedding, tokens, real)
+        torch.testing.assert_close(out[real], ref[real])
+    else:
+        torch.testing.assert_close(out, _reference(stack, embedding, tokens))
+    assert len(weights) == N and weights[0].shape == (3, H, 7, 7)
+
+
+def test_from_torch_copies_every_layer_in_order(device):
+    stack = _stack(device)
+    ours = Encoder.from_torch(stack, nn.Embedding(V, D).to(device))
+    assert len(ours.layers) == N
+    for mine, theirs in zip(ours.layers, stack.layers, strict=True):
+        assert isinstance(mine, EncoderLayer)
+        assert torch.equal(mine.ff.linear1.weight, theirs.linear1.weight)
+        assert torch.equal(mine.norm2.bias, theirs.norm2.bias)
+    # the layers differ (the stack deep-copies one layer; _stack perturbed them)
+    assert not torch.equal(ours.layers[0].ff.linear1.weight, ours.layers[1].ff.linear1.weight)
+
+
+def test_from_torch_copies_the_embedding_and_settings(device):
+    stack = _stack(device, norm_first=True, dropout=0.3, layer_norm_eps=1e-3)
+    stack.norm.eps = 1e-2
+    embedding = nn.Embedding(V, D, padding_idx=0).to(device)
+    ours = Encoder.from_torch(stack, embedding, max_len=32)
+    assert torch.equal(ours.embedding.weight, embedding.weight)
+    assert ours.embedding.padding_idx == 0
+    assert ours.embedding.weight.data_ptr() != embedding.weight.data_ptr()  # a copy
+    assert ours.vocab_size == V and ours.d_model == D and ours.positional.max_len == 32
+    assert ours.positional.dropout.p == 0.3 and ours.layers[0].dropout1.p == 0.3
+    assert ours.final_norm.eps == 1e-2 and ours.layers[0].norm1.eps == 1e-3
+    assert torch.equal(ours.final_norm.weight, stack.norm.weight)
+    assert ours.embedding.weight.device.type == device.type
+
+
+def test_from_torch_follows_training_mode(device):
+    stack = _stack(device).train()
+    ours = Encoder.from_torch(stack, nn.Embedding(V, D).to(device))
+    assert ours.training and all(layer.training for layer in ours.layers)
+
+
+def test_from_torch_in_float64(device, gen):
+    stack = _stack(device).double()
+    embedding = nn.Embedding(V, D).to(device).double()
+    ours = Encoder.from_torch(stack, embedding, max_len=10)
+    assert ours.embedding.weight.dtype == torch.float64
+    assert all(p.dtype == torch.float64 for p in ours.parameters())
+    tokens, _ = _batch(device, gen)
+    torch.testing.assert_close(ours(tokens)[0], _reference(stack, embedding, tokens))
+
+
+def test_fast_path_zeros_padding_but_real_positions_agree(device, gen):
+    layer = nn.TransformerEncoderLayer(D, H, D_FF, batch_first=True)
+    stack = nn.TransformerEncoder(layer, N).to(device).eval()  # nested tensors on
+    embedding = nn.Embedding(V, D).to(device)
+    ours = Encoder.from_torch(stack, embedding, max_len=10)
+    tokens, mask = _batch(device, gen)
+    real = mask[:, 0, 0, :]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = _reference(stack, embedding, tokens, real)
+        out, _ = ours(tokens, mask=mask)
+    torch.testing.assert_close(out[real], fast[real])
+    assert (fast[~real] == 0).all()
+    assert (out[~real] != 0).any()  # ours computes padded positions (they are never used)
+
+
+def test_from_torch_rejects_wrong_types():
+    stack = _stack("cpu")
+    with pytest.raises(TypeError, match=r"stack must be an nn\.TransformerEncoder, got Linear"):
+        Encoder.from_torch(nn.Linear(D, D), nn.Embedding(V, D))
+    with pytest.raises(TypeError, match=r"embedding must be an nn\.Embedding, got Linear"):
+        Encoder.from_torch(stack, nn.Linear(V, D))
+
+
+def test_from_torch_rejects_a_width_mismatch():
+    with pytest.raises(
+        ValueError, match=r"embedding width 12 does not match the layers' d_model=8"
+    ):
+        Encoder.from_torch(_stack("cpu"), nn.Embedding(V, 12))
+
+
+def test_from_torch_rejects_a_final_norm_that_is_not_layer_norm():
+    stack = _stack("cpu")
+    stack.norm = nn.Identity()
+    with pytest.raises(ValueError, match=r"stack\.norm must be an nn\.LayerNorm or None, got"):
+        Encoder.from_torch(stack, nn.Embedding(V, D))

@@ -19,16 +19,21 @@ from attention_src.kv_cache import (
 )
 from attention_src.multi_head import split_heads
 
-V, D, H, N_LAYERS, D_FF, MAX_LEN = 13, 16, 4, 2, 32, 24
+from helpers import D_MODEL as D
+from helpers import HEADS as H
+from helpers import LAYERS as N_LAYERS
+from helpers import random_tokens, tiny_decoder
+
+V, MAX_LEN = 13, 24  # the tiny decoder's vocabulary and longest sequence
 
 
 def _model(device, seed=0, **kwargs) -> DecoderOnlyLM:
     torch.manual_seed(seed)
-    return DecoderOnlyLM(V, D, H, N_LAYERS, D_FF, MAX_LEN, **kwargs).to(device).eval()
+    return tiny_decoder(device, V, MAX_LEN, **kwargs)
 
 
 def _tokens(B, L, device, gen) -> torch.Tensor:
-    return torch.randint(V, (B, L), generator=gen, device=device)
+    return random_tokens(V, B, L, device, gen)
 
 
 # --------------------------------------------------------------------------- equality

@@ -11,25 +11,14 @@ from torch import nn
 
 from attention_src import MultiHeadAttention, causal_mask, merge_heads, padding_mask, split_heads
 
-# (B, L, S, D, H); S is the context length for cross-attention
-MHA_SHAPES = [(2, 5, 7, 8, 2), (1, 4, 4, 12, 3), (3, 6, 2, 16, 4), (2, 3, 9, 6, 1), (4, 1, 5, 8, 8)]
-SCENARIOS = ["self", "cross", "padding", "causal", "cross_padding"]
-
-
-def _randomize(module: nn.Module) -> nn.Module:
-    """Give the biases non-zero values (torch initialises them to 0), so that a
-    bias that is dropped or misplaced shows up in the outputs."""
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if name.endswith("bias"):
-                p.normal_(0.0, 0.5)
-    return module
-
-
-def _lengths(B: int, S: int, device) -> torch.Tensor:
-    """Every other sequence padded, each keeps at least one real token."""
-    return torch.tensor([max(1, S - 1 - i) if i % 2 == 0 else S for i in range(B)], device=device)
-
+from helpers import (
+    MHA_SHAPES,
+    SCENARIOS,
+    assert_ignores_future_tokens,
+    mha_scenario,
+    randomize,
+    run_nn_mha,
+)
 
 # --------------------------------------------------------------------------- split / merge
 
@@ -65,40 +54,17 @@ def test_merge_heads_puts_heads_side_by_side(randn):
 def test_from_torch_matches_nn_multihead_attention(
     randn, device, B, L, S, D, H, batch_first, bias, scenario
 ):
-    mha = _randomize(nn.MultiheadAttention(D, H, bias=bias, batch_first=batch_first).to(device))
+    mha = randomize(nn.MultiheadAttention(D, H, bias=bias, batch_first=batch_first).to(device))
     mha.eval()
     ours = MultiHeadAttention.from_torch(mha)
     assert not ours.training
 
-    x = randn(B, L, D)
-    cross = scenario.startswith("cross")
-    ctx = randn(B, S, D) if cross else x
-    S_eff = S if cross else L
-    our_mask = key_padding_mask = attn_mask = None
-    if scenario.endswith("padding"):
-        our_mask = padding_mask(_lengths(B, S_eff, device), S_eff)  # (B, 1, 1, S), True = real
-        key_padding_mask = ~our_mask[:, 0, 0, :]  # (B, S), True = ignore
-    elif scenario == "causal":
-        our_mask = causal_mask(L, device=device)  # True = may attend
-        attn_mask = ~our_mask  # True = not allowed
-
-    if batch_first:
-        q_t, kv_t = x, ctx
-    else:
-        q_t, kv_t = x.transpose(0, 1), ctx.transpose(0, 1)
-    ref_out, ref_weights = mha(
-        q_t,
-        kv_t,
-        kv_t,
-        key_padding_mask=key_padding_mask,
-        attn_mask=attn_mask,
-        need_weights=True,
-        average_attn_weights=False,
+    x, ctx, mask, key_padding_mask, attn_mask = mha_scenario(randn, device, B, L, S, D, scenario)
+    ref_out, ref_weights = run_nn_mha(
+        mha, x, ctx, key_padding_mask, attn_mask, need_weights=True, average_attn_weights=False
     )
-    if not batch_first:
-        ref_out = ref_out.transpose(0, 1)
-
-    out, weights = ours(x, context=ctx if cross else None, mask=our_mask)
+    out, weights = ours(x, context=ctx, mask=mask)
+    S_eff = L if ctx is None else S
     assert out.shape == (B, L, D) and weights.shape == (B, H, L, S_eff)
     torch.testing.assert_close(out, ref_out)
     torch.testing.assert_close(weights, ref_weights)
@@ -106,7 +72,7 @@ def test_from_torch_matches_nn_multihead_attention(
 
 @pytest.mark.parametrize("bias", [True, False])
 def test_from_torch_in_float64(randn, device, bias):
-    mha = _randomize(nn.MultiheadAttention(8, 2, bias=bias, batch_first=True)).to(device).double()
+    mha = randomize(nn.MultiheadAttention(8, 2, bias=bias, batch_first=True)).to(device).double()
     mha.eval()
     ours = MultiHeadAttention.from_torch(mha)
     assert ours.q_proj.weight.dtype == torch.float64
@@ -118,7 +84,7 @@ def test_from_torch_in_float64(randn, device, bias):
 
 
 def test_from_torch_copies_weights_and_settings(device):
-    mha = _randomize(nn.MultiheadAttention(12, 3, dropout=0.25, batch_first=True)).to(device)
+    mha = randomize(nn.MultiheadAttention(12, 3, dropout=0.25, batch_first=True)).to(device)
     ours = MultiHeadAttention.from_torch(mha)
     assert ours.training  # follows mha, which is in training mode
     assert (ours.d_model, ours.num_heads, ours.d_head, ours.dropout) == (12, 3, 4, 0.25)
@@ -178,19 +144,7 @@ def test_gradcheck_cross_attention(randn, device):
 
 @pytest.mark.parametrize("t", [0, 3])
 def test_causal_outputs_ignore_future_tokens(randn, device, t):
-    mha = MultiHeadAttention(8, 2).to(device).eval()
-    L = 6
-    x = randn(2, L, 8)
-    x2 = x.clone()
-    x2[:, t + 1 :] = randn(2, L - t - 1, 8) * 5
-    mask = causal_mask(L, device=device)
-    out, _ = mha(x, mask=mask)
-    out2, _ = mha(x2, mask=mask)
-    torch.testing.assert_close(out2[:, : t + 1], out[:, : t + 1])
-    # negative control: without the mask the earlier outputs change
-    free, _ = mha(x)
-    free2, _ = mha(x2)
-    assert (free2[:, : t + 1] - free[:, : t + 1]).abs().max() > 1e-3
+    assert_ignores_future_tokens(MultiHeadAttention(8, 2).to(device).eval(), randn, t=t)
 
 
 def test_padding_does_not_change_real_tokens(randn, device):
@@ -228,7 +182,7 @@ def test_cross_attention_padding_of_context(randn, device):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_runs_in_each_dtype(randn, device, dtype):
-    ref_mha = _randomize(MultiHeadAttention(8, 2)).to(device).eval()
+    ref_mha = randomize(MultiHeadAttention(8, 2)).to(device).eval()
     x = randn(2, 5, 8)
     mask = causal_mask(5, device=device)
     ref_out, ref_w = ref_mha(x, mask=mask)

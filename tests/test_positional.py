@@ -1,4 +1,6 @@
-"""attention_src.positional: the sinusoidal table and the module that adds it."""
+"""attention_src.positional: the sinusoidal table and the module that adds it, and the
+chapter-8 additions: the shift matrix, learned position embeddings, and the one-layer
+tagger with its previous-token task."""
 
 from __future__ import annotations
 
@@ -6,8 +8,21 @@ import math
 
 import pytest
 import torch
+from torch import nn
 
-from attention_src import PositionalEncoding, sinusoidal_positional_encoding
+from attention_src import (
+    IGNORE_INDEX,
+    LearnedPositionalEmbedding,
+    MultiHeadAttention,
+    OneLayerTagger,
+    PositionalEncoding,
+    previous_token_accuracy,
+    previous_token_batch,
+    run_tagger_experiment,
+    sinusoidal_positional_encoding,
+    sinusoidal_shift_matrix,
+    train_tagger,
+)
 
 
 def _formula(p: int, j: int, D: int) -> float:
@@ -106,8 +121,9 @@ def test_table_is_a_non_persistent_buffer(device):
     assert "pe" in dict(module.named_buffers())
 
 
-def test_dropout_only_in_training(randn, device):
-    module = PositionalEncoding(8, max_len=10, dropout=0.5).to(device)
+def _assert_dropout_only_in_training(module, randn):
+    """``module`` (dropout 0.5, d_model 8): the same output every call in eval mode; in
+    training some entries dropped, the others scaled by 1 / (1 - 0.5)."""
     x = randn(2, 5, 8)
     module.eval()
     clean = module(x)
@@ -117,6 +133,11 @@ def test_dropout_only_in_training(randn, device):
     kept = noisy != 0
     assert (~kept).any()
     torch.testing.assert_close(noisy[kept], clean[kept] / 0.5)
+
+
+def test_dropout_only_in_training(randn, device):
+    module = PositionalEncoding(8, max_len=10, dropout=0.5).to(device)
+    _assert_dropout_only_in_training(module, randn)
 
 
 def test_sequence_longer_than_max_len(randn, device):
@@ -162,3 +183,293 @@ def test_non_tensor_input():
 def test_bad_dropout(dropout):
     with pytest.raises(ValueError, match=rf"dropout must be in \[0, 1\), got {dropout}"):
         PositionalEncoding(4, max_len=4, dropout=dropout)
+
+
+# --------------------------------------------------------------------------- shift matrix
+
+
+@pytest.mark.parametrize("d_model", [2, 8, 64])
+@pytest.mark.parametrize("k", [0, 1, 5, 37, -3])
+def test_shift_matrix_moves_the_table_by_k(device, d_model, k):
+    pe = sinusoidal_positional_encoding(200, d_model, device=device, dtype=torch.float64)
+    m = sinusoidal_shift_matrix(k, d_model, device=device, dtype=torch.float64)
+    p = torch.arange(max(0, -k), 200 - max(0, k), device=device)
+    torch.testing.assert_close(pe[p + k], pe[p] @ m.T)
+
+
+def test_shift_matrix_is_a_rotation(device):
+    m = sinusoidal_shift_matrix(7, 16, device=device, dtype=torch.float64)
+    eye = torch.eye(16, device=device, dtype=torch.float64)
+    torch.testing.assert_close(m @ m.T, eye)
+    assert torch.linalg.det(m).item() == pytest.approx(1.0)
+    torch.testing.assert_close(
+        m.T, sinusoidal_shift_matrix(-7, 16, device=device, dtype=torch.float64)
+    )
+
+
+def test_shift_matrices_compose(device):
+    def shift(k):
+        return sinusoidal_shift_matrix(k, 12, device=device, dtype=torch.float64)
+
+    torch.testing.assert_close(shift(3) @ shift(4), shift(7))
+    torch.testing.assert_close(shift(0), torch.eye(12, device=device, dtype=torch.float64))
+
+
+def test_shift_matrix_is_block_diagonal():
+    m = sinusoidal_shift_matrix(2, 8, dtype=torch.float64)
+    outside = torch.ones(8, 8, dtype=torch.bool)
+    for i in range(0, 8, 2):
+        outside[i : i + 2, i : i + 2] = False
+    assert (m[outside] == 0).all()
+    angle = torch.tensor(2.0, dtype=torch.float64)  # k * w_0 with w_0 = 1
+    expected = torch.stack(
+        [torch.stack([angle.cos(), angle.sin()]), torch.stack([-angle.sin(), angle.cos()])]
+    )
+    torch.testing.assert_close(m[:2, :2], expected)
+
+
+def test_shift_matrix_dtype_and_device(device):
+    m = sinusoidal_shift_matrix(1, 4, device=device)
+    assert m.dtype == torch.float32 and m.device.type == device.type and m.shape == (4, 4)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "pattern"),
+    [
+        ((1, 5), ValueError, r"d_model must be even for a shift matrix, got 5"),
+        ((1, 0), ValueError, r"d_model must be positive, got 0"),
+        ((1.0, 4), TypeError, r"k must be an int, got float 1\.0"),
+        ((True, 4), TypeError, r"k must be an int, got bool True"),
+    ],
+)
+def test_shift_matrix_bad_arguments(args, error, pattern):
+    with pytest.raises(error, match=pattern):
+        sinusoidal_shift_matrix(*args)
+
+
+# --------------------------------------------------------------------------- learned
+
+
+def test_learned_adds_one_embedding_row_per_position(randn, device):
+    module = LearnedPositionalEmbedding(8, max_len=10).to(device)
+    x = randn(3, 6, 8)
+    out = module(x)
+    assert out.shape == x.shape and out.dtype == x.dtype
+    torch.testing.assert_close(out - x, module.embedding.weight[:6].expand(3, 6, 8))
+
+
+def test_learned_matches_nn_embedding(randn, device):
+    module = LearnedPositionalEmbedding(4, max_len=5).to(device)
+    reference = nn.Embedding(5, 4).to(device)
+    reference.load_state_dict(module.embedding.state_dict())
+    x = randn(2, 5, 4)
+    torch.testing.assert_close(module(x), x + reference(torch.arange(5, device=device)))
+
+
+def test_learned_parameter_count_and_gradient(randn, device):
+    module = LearnedPositionalEmbedding(6, max_len=7).to(device)
+    assert sum(p.numel() for p in module.parameters()) == 7 * 6
+    module(randn(2, 3, 6)).sum().backward()
+    grad = module.embedding.weight.grad
+    torch.testing.assert_close(grad[:3], torch.full((3, 6), 2.0, device=device))
+    assert (grad[3:] == 0).all()  # rows of positions the batch did not reach
+
+
+def test_learned_keeps_float64(randn, device):
+    module = LearnedPositionalEmbedding(4, max_len=4).to(device)
+    out = module(randn(1, 4, 4, dtype=torch.float64))
+    assert out.dtype == torch.float64
+
+
+def test_learned_dropout_only_in_training(randn, device):
+    module = LearnedPositionalEmbedding(8, max_len=10, dropout=0.5).to(device)
+    _assert_dropout_only_in_training(module, randn)
+
+
+def test_learned_sequence_longer_than_max_len(randn, device):
+    module = LearnedPositionalEmbedding(8, max_len=16).to(device)
+    with pytest.raises(
+        ValueError,
+        match=r"sequence length 17 exceeds max_len=16 .*positions 16\.\.16 have no vector",
+    ):
+        module(randn(1, 17, 8))
+
+
+def test_same_length_message_start_as_sinusoidal(randn, device):
+    """Both position modules refuse a too-long input with the same opening words."""
+    x = randn(1, 12, 8)
+    for module in (PositionalEncoding(8, max_len=10), LearnedPositionalEmbedding(8, max_len=10)):
+        with pytest.raises(ValueError, match=r"^sequence length 12 exceeds max_len=10"):
+            module.to(device)(x)
+
+
+@pytest.mark.parametrize(
+    ("x", "error", "pattern"),
+    [
+        (torch.zeros(5, 8), ValueError, r"x must be 3-D \(B, L, D\), got 2-D shape \(5, 8\)"),
+        (torch.zeros(1, 5, 6), ValueError, r"x has 6 features, expected d_model=8"),
+        (torch.zeros(1, 5, 8, dtype=torch.long), TypeError, r"x must be a floating-point"),
+        ([[0.0]], TypeError, r"x must be a torch\.Tensor, got list"),
+    ],
+)
+def test_learned_bad_inputs(x, error, pattern):
+    with pytest.raises(error, match=pattern):
+        LearnedPositionalEmbedding(8, max_len=10)(x)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "pattern"),
+    [
+        ((0, 4), ValueError, r"d_model must be positive, got 0"),
+        ((4, 0), ValueError, r"max_len must be positive, got 0"),
+        ((4, 4.0), TypeError, r"max_len must be an int, got float"),
+        ((4, 4, 1.0), ValueError, r"dropout must be in \[0, 1\), got 1\.0"),
+    ],
+)
+def test_learned_bad_settings(args, error, pattern):
+    with pytest.raises(error, match=pattern):
+        LearnedPositionalEmbedding(*args)
+
+
+# --------------------------------------------------------------------------- the task
+
+
+def test_previous_token_targets(device, gen):
+    tokens, targets = previous_token_batch(4, 9, 7, generator=gen, device=device)
+    assert tokens.shape == targets.shape == (4, 9)
+    assert tokens.device.type == device.type and tokens.dtype == torch.long
+    assert (targets[:, 0] == IGNORE_INDEX).all()
+    assert torch.equal(targets[:, 1:], tokens[:, :-1])
+    assert 0 <= tokens.min() and tokens.max() < 7
+
+
+def test_previous_token_batch_is_seeded(device):
+    def draw():
+        g = torch.Generator(device=device).manual_seed(3)
+        return previous_token_batch(2, 5, 10, generator=g, device=device)
+
+    (a, _), (b, _) = draw(), draw()
+    assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize(
+    ("args", "pattern"),
+    [((0, 5, 10), r"batch_size must be positive"), ((2, 0, 10), r"length must be positive")],
+)
+def test_previous_token_batch_bad_arguments(args, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        previous_token_batch(*args)
+
+
+# --------------------------------------------------------------------------- the model
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "learned", "none"])
+def test_tagger_shapes(device, positions):
+    model = OneLayerTagger(10, 16, 2, max_len=12, positions=positions).to(device)
+    tokens = torch.randint(10, (3, 7), device=device)
+    assert model(tokens).shape == (3, 7, 10)
+
+
+def test_tagger_without_positions_is_permutation_equivariant(device):
+    model = OneLayerTagger(10, 16, 2, max_len=12, positions="none").to(device)
+    tokens = torch.randint(10, (2, 8), device=device)
+    perm = torch.randperm(8, device=device)
+    torch.testing.assert_close(model(tokens[:, perm]), model(tokens)[:, perm])
+
+
+def test_tagger_with_positions_is_not(device):
+    model = OneLayerTagger(10, 16, 2, max_len=12, positions="sinusoidal").to(device)
+    tokens = torch.arange(8, device=device)[None]  # distinct tokens
+    perm = torch.tensor([1, 0, 2, 3, 4, 5, 6, 7], device=device)
+    assert not torch.allclose(model(tokens[:, perm]), model(tokens)[:, perm])
+
+
+def test_tagger_learned_refuses_long_inputs(device):
+    model = OneLayerTagger(10, 16, 2, max_len=6, positions="learned").to(device)
+    with pytest.raises(ValueError, match=r"sequence length 7 exceeds max_len=6"):
+        model(torch.zeros(1, 7, dtype=torch.long, device=device))
+
+
+@pytest.mark.parametrize(
+    ("tokens", "error", "pattern"),
+    [
+        (torch.zeros(1, 3), TypeError, r"tokens must be integer token ids"),
+        (torch.zeros(3, dtype=torch.long), ValueError, r"tokens must be 2-D \(B, L\)"),
+        (torch.full((1, 3), 10), ValueError, r"tokens must be in \[0, 10\), got values from 10"),
+    ],
+)
+def test_tagger_bad_tokens(tokens, error, pattern):
+    with pytest.raises(error, match=pattern):
+        OneLayerTagger(10, 8, 2, max_len=4)(tokens)
+
+
+def test_tagger_bad_positions():
+    with pytest.raises(ValueError, match=r'positions must be "sinusoidal", "learned" or "none"'):
+        OneLayerTagger(10, 8, 2, max_len=4, positions="rotary")
+
+
+# --------------------------------------------------------------------------- training
+
+
+TINY = dict(vocab_size=6, d_model=16, num_heads=2, max_len=8, max_train_len=8, batch_size=32)
+
+
+def test_training_lowers_the_loss(device):
+    run = train_tagger(**TINY, positions="learned", steps=40, lr=1e-2, seed=0, device=device)
+    losses = run["losses"]
+    assert len(losses) == 40
+    assert sum(losses[-8:]) / 8 < 0.8 * sum(losses[:8]) / 8
+    model = OneLayerTagger(**run["model_kwargs"])
+    model.load_state_dict(run["state_dict"])  # round trip through plain data
+
+
+def test_training_is_deterministic_under_a_seed(device):
+    settings = dict(TINY, positions="sinusoidal", steps=4, lr=1e-2, seed=3, device=device)
+    first, second = train_tagger(**settings), train_tagger(**settings)
+    assert first["losses"] == second["losses"]
+    for name, tensor in first["state_dict"].items():
+        assert torch.equal(tensor, second["state_dict"][name]), name
+
+
+def test_experiment_reports_accuracy_per_length(device):
+    run = run_tagger_experiment(
+        **dict(TINY, positions="sinusoidal", steps=5, lr=1e-2, seed=1, device=device),
+        eval_lengths=[2, 5, 8],
+        num_sequences=16,
+    )
+    assert run["eval_lengths"] == [2, 5, 8]
+    assert len(run["accuracy"]) == 3 and all(0.0 <= a <= 1.0 for a in run["accuracy"])
+
+
+def test_accuracy_counts_only_positions_with_a_target(device):
+    class Oracle(OneLayerTagger):
+        """Predicts the previous token exactly; position 0 gets a wrong guess."""
+
+        def forward(self, tokens):
+            previous = torch.roll(tokens, 1, dims=1)
+            previous[:, 0] = (tokens[:, 0] + 1) % self.vocab_size
+            return nn.functional.one_hot(previous, self.vocab_size).float()
+
+    oracle = Oracle(5, 4, 1, max_len=10).to(device)
+    assert previous_token_accuracy(oracle, [2, 10], num_sequences=8, device=device) == [1.0, 1.0]
+
+
+def test_accuracy_rejects_length_one():
+    model = OneLayerTagger(5, 4, 1, max_len=10)
+    with pytest.raises(ValueError, match=r"every length must be an int >= 2"):
+        previous_token_accuracy(model, [1])
+
+
+def test_train_bad_max_train_len():
+    with pytest.raises(ValueError, match=r"max_train_len must be in \[2, max_len=8\], got 9"):
+        train_tagger(**dict(TINY, max_train_len=9), positions="none", steps=1, lr=1e-3, seed=0)
+
+
+def test_equivariance_of_multi_head_attention(randn, device):
+    """The fact the chapter opens with, for the layer inside the tagger."""
+    attn = MultiHeadAttention(8, 2).to(device)
+    x = randn(2, 5, 8)
+    perm = torch.tensor([4, 2, 0, 1, 3], device=device)
+    torch.testing.assert_close(attn(x[:, perm])[0], attn(x)[0][:, perm])
+    assert math.isfinite(attn(x)[0].sum().item())
