@@ -83,6 +83,12 @@ def _ints(text: str | None) -> tuple[int, ...] | None:
 
 
 def main(argv: list[str] | None = None) -> dict | None:
+    """``python -m attention_src.bench`` with ``argv`` (default: the command
+    line's): run, print the tables, write the JSON results; returns them.
+
+    With ``--peak-memory IMPL L`` it only measures that call in this process
+    and prints its JSON line (what the memory section runs), returning None.
+    """
     argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
     settings = replace(
