@@ -89,3 +89,94 @@ def test_global_random_state_is_the_same_computed_or_read(tmp_path, monkeypatch)
     expected = torch.rand(4)  # as if nothing had run in between
     for draw in draws:
         assert torch.equal(draw, expected)
+
+
+_KEYS = """
+import json
+from attention_src.cache import cache_key
+from attention_src.scaling import saturation_sweep, variance_sweep
+print(json.dumps({
+    "saturation": cache_key("s", {}, saturation_sweep),
+    "variance": cache_key("v", {}, variance_sweep),
+}))
+"""
+
+
+def _keys_of(package_root) -> dict[str, str]:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(package_root), CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run(
+        [sys.executable, "-c", _KEYS],
+        cwd=package_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(proc.stdout)
+
+
+def test_keys_follow_the_code_the_experiment_reaches(tmp_path):
+    """Edit softmax (called by saturation_sweep through two other functions, never
+    named in a list) in a temporary copy of the package: the sweep's key changes,
+    the variance sweep, which cannot reach softmax, keeps its key; a comment or a
+    docstring changes nothing."""
+    import shutil
+    from pathlib import Path
+
+    source = Path(cache.__file__).resolve().parent
+    copy = tmp_path / "attention_src"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert "softmax.softmax" in " ".join(cache.reachable_code(saturation_sweep()))
+    before = _keys_of(tmp_path)
+
+    softmax_py = copy / "softmax.py"
+    text = softmax_py.read_text(encoding="utf-8")
+    cosmetic = text.replace("    check_floating(", "    # a comment\n    check_floating(", 1)
+    cosmetic = cosmetic.replace('"""Numerically stable', '"""Reworded: numerically stable', 1)
+    assert cosmetic != text
+    softmax_py.write_text(cosmetic, encoding="utf-8")
+    assert _keys_of(tmp_path) == before
+
+    edited = text.replace("return (e / total).to(x.dtype)", "return (e / total * 1).to(x.dtype)")
+    assert edited != text, "the line to edit was not found in softmax.py"
+    softmax_py.write_text(edited, encoding="utf-8")
+    after = _keys_of(tmp_path)
+    assert after["saturation"] != before["saturation"]
+    assert after["variance"] == before["variance"]
+
+
+def saturation_sweep():
+    from attention_src.scaling import saturation_sweep as sweep
+
+    return sweep
+
+
+def test_experiments_defined_outside_the_package_are_keyed_on_their_code():
+    from attention_src.softmax import softmax
+
+    def page_experiment(n):
+        return softmax(torch.ones(n))
+
+    def other_experiment(n):
+        return torch.ones(n)
+
+    reached = cache.reachable_code(page_experiment)
+    assert "attention_src.softmax.softmax" in reached
+    assert "attention_src.softmax.softmax" not in cache.reachable_code(other_experiment)
+    assert cache.cache_key("e", {}, page_experiment) != cache.cache_key("e", {}, other_experiment)
+
+
+def test_files_and_packages_are_part_of_the_key(tmp_path):
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"one")
+    first = cache.cache_key("e", {}, _experiment, files=[weights])
+    weights.write_bytes(b"two")
+    assert cache.cache_key("e", {}, _experiment, files=[weights]) != first
+    assert cache.cache_key("e", {}, _experiment, packages=["numpy"]) != cache.cache_key(
+        "e", {}, _experiment
+    )
