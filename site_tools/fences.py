@@ -1,25 +1,47 @@
-"""A markdown-exec Python fence that can also show a failure live.
+"""The Python fence of the site: markdown-exec's, run by our own small runner.
 
-    ```python exec="on" source="above" session="page" raises="ValueError"
-    MultiHeadAttention(d_model=10, num_heads=3)
+    ```python exec="on" source="above" session="page" result="text"
+    print(softmax(torch.tensor([1.0, 2.0])))
     ```
 
-runs the block during the build and shows the *real* exception it raised,
-``ValueError: ...``, under the code. If the block raises something else, or
-nothing, the build warns (and ``mkdocs build --strict`` fails), so a page can
-never claim an error that the code no longer makes. The doc tests read the same
-``raises=`` attribute and check it too.
+runs the block during the build and shows its code, then what it printed in an
+output box (class ``exec-output``, no copy button: a reader copies code, not
+output). ``raises="ValueError"`` shows a failure live: the block must raise
+exactly that exception, whose message is shown under the code; if it raises
+something else, or nothing, the build warns (and ``mkdocs build --strict``
+fails), so a page can never claim an error that the code no longer makes.
+The code box of such a block carries ``data-raises``, which the doc tests read.
+
+Blocks with the same ``session=`` on a page share one namespace, as a reader's
+Python session would; every page starts with fresh sessions
+(:func:`reset_sessions`, called by the page hook), so a page cannot lean on
+names another page defined. Only markdown-exec's public API is used.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
+import html
+import io
+import linecache
+import re
 import traceback
+from itertools import count
 
-from markdown_exec import formatter as exec_formatter
-from markdown_exec import validator  # noqa: F401  (re-exported for mkdocs.yml)
-from markdown_exec._internal.formatters.base import ExecutionError, base_format
-from markdown_exec._internal.formatters.python import _run_python
+from markdown_exec import (
+    ExecutionError,
+    base_format,
+    validator,  # noqa: F401  (re-exported for mkdocs.yml)
+)
+
+_SESSIONS: dict[str, dict] = {}
+_BLOCKS = count()
+
+
+def reset_sessions() -> None:
+    """Forget every session's names (called at the start of each page)."""
+    _SESSIONS.clear()
 
 
 def _expected_exception(name: str) -> type[BaseException]:
@@ -33,30 +55,69 @@ def _expected_exception(name: str) -> type[BaseException]:
     return exc
 
 
-def _run_expecting(raises: str):
-    expected = _expected_exception(raises)
+def _execute(code: str, session: str | None) -> str:
+    """Run ``code`` in its session's namespace; return what it printed."""
+    if session:
+        namespace = _SESSIONS.setdefault(session, {"__name__": "__main__"})
+    else:
+        namespace = {"__name__": "__main__"}
+    filename = f"<page block {next(_BLOCKS)}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, filename, "exec"), namespace)
+    return printed.getvalue()
 
-    def run(code: str, **kwargs) -> str:
+
+def _runner(raises: str | None):
+    expected = _expected_exception(raises) if raises else None
+
+    def run(code: str, session: str | None = None, **_: object) -> str:
         try:
-            output = _run_python(code, **kwargs)
-        except ExecutionError as error:
-            cause = error.__cause__
-            if isinstance(cause, expected):
-                message = "".join(traceback.format_exception_only(type(cause), cause))
-                return message
-            raise
-        raise ExecutionError(
-            f"```text\nthe block was marked raises={raises!r} but ran without an error\n"
-            f"output was:\n{output}```"
-        )
+            output = _execute(code, session)
+        except Exception as error:
+            if expected is not None and isinstance(error, expected):
+                return "".join(traceback.format_exception_only(type(error), error))
+            trace = "".join(traceback.format_exception(error))
+            raise ExecutionError(f"```text\n{trace}```") from error
+        if expected is not None:
+            raise ExecutionError(
+                f"```text\nthe block was marked raises={raises!r} but ran without an "
+                f"error\noutput was:\n{output}```"
+            )
+        return output
 
     return run
 
 
+_CODE_BOX = '<div class="language-python highlight">'
+_OUTPUT_BOX = re.compile(r'<div class="language-(?P<lang>text|pycon|console) highlight">')
+
+
+def _mark_boxes(rendered: str, raises: str | None, has_result: bool) -> str:
+    """Mark the code box (``data-raises``) and the output box (``exec-output``)."""
+    if raises:
+        rendered = rendered.replace(
+            _CODE_BOX,
+            f'<div class="language-python highlight" data-raises="{html.escape(raises)}">',
+            1,
+        )
+    if has_result:
+        boxes = list(_OUTPUT_BOX.finditer(rendered))
+        if boxes:
+            last = boxes[-1]
+            kind = "exec-output exec-error no-copy" if raises else "exec-output no-copy"
+            rendered = (
+                rendered[: last.start()]
+                + f'<div class="language-{last["lang"]} highlight {kind}">'
+                + rendered[last.end() :]
+            )
+    return rendered
+
+
 def formatter(source, language, css_class, options, md, **kwargs):
     raises = options.get("extra", {}).pop("raises", None)
-    if language != "python" or raises is None:
-        return exec_formatter(source, language, css_class, options, md, **kwargs)
-    if not options.get("result"):
+    if raises and not options.get("result"):
         options["result"] = "text"
-    return base_format(language="python", run=_run_expecting(raises), code=source, md=md, **options)
+    rendered = base_format(language=language, run=_runner(raises), code=source, md=md, **options)
+    return _mark_boxes(str(rendered), raises, bool(options.get("result")))

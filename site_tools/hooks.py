@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
+from site_tools import copytext, deps, fences
+
+NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
+_BUILT: list = []  # (page, fingerprints) of the pages this build builds
+_STATE_AT: list = []  # [state file, code mtime, fingerprints of deferred pages]
+_PENDING_SECOND_BUILD = False
+_REBUILT: list = []  # pages this build rebuilds because code they reach changed
+
 ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = (ROOT / "attention_src", ROOT / "site_tools")
+TRIGGER = ROOT / ".cache" / "site-deps" / "second-build"
 
 
 def on_pre_build(config, **kwargs) -> None:
@@ -16,23 +29,130 @@ def on_pre_build(config, **kwargs) -> None:
     for name in list(sys.modules):
         if name.split(".")[0] == "attention_src" or name == "site_tools.figures":
             del sys.modules[name]
+    _key_notebooks_on_code(config)
+
+
+def _key_notebooks_on_code(config) -> None:
+    """mkdocs-jupyter keys its executed notebooks on their bytes only; give it a
+    cache folder named after the package code, so that a lab runs again when
+    the code it imports changes (the labs import ``attention_src`` as a whole)."""
+    plugin = config.plugins.get("mkdocs-jupyter")
+    if plugin is None or not plugin.config.get("cache"):
+        return
+    import attention_src
+    from attention_src.cache import code_fingerprint
+
+    folder = NOTEBOOK_CACHE / code_fingerprint(attention_src)[:16]
+    plugin.config["cache_dir"] = str(folder)
+    if NOTEBOOK_CACHE.is_dir():  # outputs of older code are never read again
+        for old in NOTEBOOK_CACHE.iterdir():
+            if old != folder and old.is_dir():
+                shutil.rmtree(old, ignore_errors=True)
+            elif old.suffix == ".json":
+                old.unlink()
 
 
 def _newest_code_mtime() -> float:
     return max((p.stat().st_mtime for d in CODE_DIRS for p in d.rglob("*.py")), default=0.0)
 
 
+def _state_path(config) -> Path:
+    site = hashlib.sha256(str(Path(config["site_dir"]).resolve()).encode()).hexdigest()[:12]
+    return ROOT / ".cache" / "site-deps" / f"{site}.json"
+
+
+def on_startup(command, dirty, **kwargs):
+    # The hooks module is loaded afresh for every rebuild of `mkdocs serve`; the
+    # environment lasts the whole process.
+    os.environ["ATTENTION_SERVE_DIRTY"] = "1" if (command == "serve" and dirty) else ""
+
+
+def on_serve(server, config, builder, **kwargs):
+    # The second build of a code edit (see on_files) is started by touching this file.
+    TRIGGER.parent.mkdir(parents=True, exist_ok=True)
+    TRIGGER.touch()
+    server.watch(str(TRIGGER), recursive=False)
+    return server
+
+
 def on_files(files, config, **kwargs):
-    # `./dev.sh serve` runs `mkdocs serve --dirty`, which rebuilds only the
-    # pages whose markdown changed -- fast, but an edit to attention_src would
-    # leave the pages that include or import it stale. Mark those pages as
-    # modified when the code is newer than their built HTML. (In a full build
-    # every page is built anyway, so this changes nothing there.)
+    # `./dev.sh serve` runs `mkdocs serve --dirty`, which rebuilds only the pages
+    # whose markdown changed. After an edit in attention_src or site_tools, the
+    # pages that depend on the edited code (site_tools.deps) are rebuilt in two
+    # builds: first those that show the edited code in a listing, then, in a
+    # build that on_post_build starts at once, every other page that can reach
+    # it. Pages that cannot reach it are not rebuilt. (A full build builds every
+    # page anyway; this only records the fingerprints.)
+    global _PENDING_SECOND_BUILD
+    _PENDING_SECOND_BUILD = False
+    path = _state_path(config)
+    state = json.loads(path.read_text("utf-8")) if path.exists() else {}
     newest = _newest_code_mtime()
-    for file in files.documentation_pages():
-        dest = Path(file.abs_dest_path)
-        if not dest.exists() or dest.stat().st_mtime >= newest:
-            continue
-        if file.abs_src_path and "attention_src" in Path(file.abs_src_path).read_text("utf-8"):
-            file.is_modified = lambda: True
+    pages = [f for f in files.documentation_pages() if f.abs_src_path]
+    code_changed = state.get("code_mtime") != newest
+    if not code_changed and all(f.src_uri in state.get("pages", {}) for f in pages):
+        return files
+    fingerprints = {f.src_uri: deps.page_fingerprints(Path(f.abs_src_path)) for f in pages}
+    first, second = [], []
+    for file in pages:
+        if not (os.environ.get("ATTENTION_SERVE_DIRTY") and Path(file.abs_dest_path).exists()):
+            continue  # built anyway
+        old = state.get("pages", {}).get(file.src_uri)
+        new = fingerprints[file.src_uri]
+        if old is None or old["listings"] != new["listings"]:
+            first.append(file)
+        elif old["code"] != new["code"]:
+            second.append(file)
+    if not first:
+        first, second = second, []
+    for file in first:
+        file.is_modified = lambda: True
+    _REBUILT[:] = sorted(f.src_uri for f in first)
+    _BUILT[:] = [(f.src_uri, fingerprints[f.src_uri]) for f in pages if f not in second]
+    _PENDING_SECOND_BUILD = bool(second)
+    _STATE_AT[:] = [
+        str(path),
+        newest,
+        {f.src_uri: state.get("pages", {}).get(f.src_uri) for f in second},
+    ]
     return files
+
+
+def on_post_build(config, **kwargs):
+    if not _STATE_AT:
+        return
+    path, newest, pending = _STATE_AT
+    pages = dict(_BUILT)
+    pages.update({k: v for k, v in pending.items() if v is not None})
+    # A page left for the second build keeps its old fingerprint, so that the
+    # second build sees it as changed and rebuilds it.
+    previous = json.loads(Path(path).read_text("utf-8")) if Path(path).exists() else {}
+    builds = [*previous.get("builds", [])[-1:], _REBUILT]
+    state = {
+        "code_mtime": newest if not _PENDING_SECOND_BUILD else -1.0,
+        "pages": pages,
+        "builds": builds,  # the pages the last two builds rebuilt for code edits
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(state), encoding="utf-8")
+    _STATE_AT.clear()
+    if _PENDING_SECOND_BUILD:
+        TRIGGER.touch()  # mkdocs serve watches it: the second build starts now
+
+
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    # A reader pastes each page into a fresh Python session: so does the build.
+    fences.reset_sessions()
+    return markdown
+
+
+def on_page_content(html, page, config, files, **kwargs):
+    # Listings included from attention_src copy with the imports they need.
+    return copytext.add_listing_copies(html)
+
+
+def on_post_page(output, page, config, **kwargs):
+    # The copy texts of the page, as its copy buttons give them, for the doc
+    # tests and for runs where no site can be built (site_tools.copyrun).
+    copytext.write_page_copies(config["site_dir"], page.url, output)
+    return output

@@ -3,20 +3,22 @@
 - cold build: ``mkdocs build`` with empty caches (training and notebooks);
 - warm build: the same again, caches filled;
 - page reload: ``mkdocs serve --dirty`` running; append a line to one page and
-  time until the served HTML shows it;
-- code reload: touch ``attention_src/softmax.py`` with a new comment and time
-  until a page that includes it is rebuilt.
+  time until the served HTML shows it (default: the masks chapter);
+- code reload: add a statement inside ``causal_mask`` (``attention_src/masks.py``,
+  included by the masks chapter) and time until that page is served with it,
+  then until every other page that can reach the edited code has been rebuilt
+  (the second build of ``site_tools.deps``), and count the pages of each build.
 
 Prints one line per figure. Every edit is undone afterwards.
 
-``--reload-only`` skips the two builds; ``--page docs/chapters/masks.md``
-times the page edit on another page (default: the notation page, which runs
-no code).
+``--reload-only`` skips the two builds; ``--page docs/notation.md`` times the
+page edit on another page.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -28,9 +30,28 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / "docs" / "notation.md"
-CODE = ROOT / "attention_src" / "softmax.py"
-CODE_PAGE_URL = "chapters/scaled-dot-product-attention/"
+PAGE = ROOT / "docs" / "chapters" / "masks.md"
+CODE = ROOT / "attention_src" / "masks.py"
+CODE_ANCHOR = "    size_k = size_q if size_k is None else size_k\n"  # inside causal_mask
+CODE_PAGE_URL = "chapters/masks/"
+STATE_DIR = ROOT / ".cache" / "site-deps"
+
+
+def _both_builds_done(since: float, timeout: float = 300.0) -> tuple[float, list]:
+    """Wait until a state file written after ``since`` records a finished edit."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        for state in STATE_DIR.glob("*.json"):
+            if state.stat().st_mtime < since:
+                continue
+            try:
+                data = json.loads(state.read_text("utf-8"))
+            except ValueError:
+                continue
+            if data.get("code_mtime", -1.0) >= 0:
+                return time.perf_counter() - start, data.get("builds", [])
+        time.sleep(0.1)
+    raise TimeoutError("the dependent pages were not rebuilt")
 
 
 def _build(site_dir: str, env: dict) -> float:
@@ -113,17 +134,18 @@ def main(argv: list[str] | None = None) -> None:
         page.write_text(page_text)
         time.sleep(2.0)
         marker = f"code-marker-{time.time_ns()}"
+        assert CODE_ANCHOR in code_text, "the line to edit in causal_mask was not found"
+        since = time.time()
         start = time.perf_counter()
-        CODE.write_text(
-            code_text.replace(
-                "# 1) shift by the maximum", f"# {marker}\n    # 1) shift by the maximum", 1
-            )
-        )
+        CODE.write_text(code_text.replace(CODE_ANCHOR, CODE_ANCHOR + f'    _ = "{marker}"\n', 1))
         _wait_for(base + CODE_PAGE_URL, marker)
-        print(
-            f"attention_src edit -> page that includes it served: "
-            f"{time.perf_counter() - start:.2f} s"
-        )
+        served = time.perf_counter() - start
+        print(f"code edit in causal_mask -> {CODE_PAGE_URL} served: {served:.2f} s")
+        _, builds = _both_builds_done(since)
+        total = time.perf_counter() - start
+        print(f"code edit -> every page that can reach it rebuilt: {total:.2f} s")
+        for number, pages in enumerate(builds[-2:], start=1):
+            print(f"  build {number}: {len(pages)} page(s): {', '.join(pages)}")
     finally:
         page.write_text(page_text)
         CODE.write_text(code_text)

@@ -1,146 +1,258 @@
-"""Every Python code block of every page runs, in page order, as the reader sees it.
+"""What a reader copies runs.
 
-- Includes (``--8<--``) are expanded first, so the code on the page is what runs.
-- All blocks of a page share one namespace, like a reader pasting them one by
-  one into a Python session. An included implementation runs in a copy of its
-  own module's namespace, where its imports are.
-- A block marked ``raises="SomeError"`` must raise exactly that.
-- ``<!--pytest-codeblocks:expected-output-->`` output must match exactly.
-- Pages run on the CPU (with CUDA hidden) and again on CUDA where present: the
-  page code chooses its device itself.
-- Nothing is skipped silently: the Python blocks run here are counted against
-  the Python code blocks in the built HTML.
+The contract is the copy button. For every Python block and notebook code cell
+of every built page, the text its copy button puts on the clipboard, pasted in
+page order into one fresh interpreter per page, runs -- or raises exactly the
+exception the page shows right after it. These tests run exactly those texts:
+
+- the copy texts are read from the built HTML the way the copy buttons read
+  them (``site_tools.copytext.page_copies``; ``tests/docs/test_browser.py``
+  checks that a real browser's copy button gives the same text on every page);
+  the build writes them to ``site/_copies/<page>.json`` and the tests check
+  that the files hold what the HTML holds;
+- each page runs in a fresh interpreter (``site_tools.copyrun``), on the CPU
+  with CUDA hidden, and again on CUDA where present;
+- every Python block on the built pages is run, apart from blocks marked to
+  skip (with a reason; at most 5 % of all blocks);
+- the copy is the code on the page: every shown line is in it, in order, and
+  what a listing's copy adds is import lines and the private helpers its title
+  bar names -- nothing that replaces the shown code.
 """
 
 from __future__ import annotations
 
-import builtins
-import contextlib
-import importlib
-import io
+import ast
+import json
+import os
+import subprocess
 import sys
-import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
 from bs4 import BeautifulSoup
 
-from .pages import ROOT, Block, markdown_pages, read_page
+from site_tools import copytext
+from site_tools.copyrun import run_page
 
-PAGES = markdown_pages()  # the site's pages
-README = ROOT / "README.md"  # its snippets are copied too
-EXECUTED: dict[str, int] = {}  # page -> visible blocks run on the CPU, for the count test
+from .pages import markdown_pages, read_page
 
-
-def page_id(path) -> str:
-    return str(path.relative_to(ROOT))
-
-
-def _exception_type(name: str) -> type[BaseException]:
-    exc = getattr(builtins, name, None) or getattr(torch, name, None)
-    assert isinstance(exc, type) and issubclass(exc, BaseException), f"unknown exception {name}"
-    return exc
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+SOURCES = sorted([*DOCS.rglob("*.md"), *DOCS.rglob("*.ipynb")])
 
 
-def run_block(block: Block, namespace: dict) -> None:
-    if block.included_module:
-        module = importlib.import_module(block.included_module)
-        namespace = dict(vars(module))  # its imports and helpers; the page's names stay apart
-    code = compile(block.code, f"<{block.where()}>", "exec")
-    stdout = io.StringIO()
-    expected = _exception_type(block.raises) if block.raises else None
-    try:
-        with contextlib.redirect_stdout(stdout):
-            exec(code, namespace)
-    except Exception as error:
-        if expected is not None and isinstance(error, expected):
-            return
+def page_url(source: Path) -> str:
+    rel = source.relative_to(DOCS).with_suffix("").as_posix()
+    return "" if rel == "index" else rel.removesuffix("/index") + "/"
+
+
+def page_id(source: Path) -> str:
+    return source.relative_to(DOCS).as_posix()
+
+
+def built_html(site: Path, source: Path) -> Path:
+    return site / page_url(source) / "index.html"
+
+
+def copies_file(site: Path, source: Path) -> Path:
+    name = page_url(source).strip("/").replace("/", "--") or "index"
+    return site / copytext.COPY_DIR / f"{name}.json"
+
+
+def _run_all(site: Path, device: str) -> dict[str, dict]:
+    files = {page_id(s): copies_file(site, s) for s in SOURCES}
+    present = {k: f for k, f in files.items() if f.exists()}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        reports = pool.map(lambda item: (item[0], run_page(item[1], device)), present.items())
+        return dict(reports)
+
+
+@pytest.fixture(scope="module", params=["cpu", "cuda"])
+def reports(request, built_site) -> tuple[str, dict[str, dict]]:
+    """Every page's copy texts run in a fresh interpreter per page, two at a time."""
+    if request.param == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the pages ran on the CPU only")
+    return request.param, _run_all(built_site.dir, request.param)
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=page_id)
+def test_what_the_reader_copies_runs(source, reports):
+    device, by_page = reports
+    report = by_page.get(page_id(source))
+    if report is None:
+        pytest.skip(f"{page_id(source)} has no Python block")
+    assert not report.get("crashed"), report.get("crashed")
+    failed = [b for b in report["blocks"] if b["status"] == "failed"]
+    if failed:
         pytest.fail(
-            f"{block.where()} raised {type(error).__name__}"
-            + (f" but the page says it raises {block.raises}" if expected else "")
-            + f":\n{block.code}\n{''.join(traceback.format_exception(error))}",
+            f"{page_id(source)} on {device}: {len(failed)} of {len(report['blocks'])} "
+            "copied blocks fail:\n"
+            + "\n".join(f"--- block {b['index']}:\n{b['error']}" for b in failed),
             pytrace=False,
         )
-    if expected is not None:
-        pytest.fail(
-            f"{block.where()} is marked raises={block.raises!r} but ran without error:\n"
-            f"{block.code}",
-            pytrace=False,
-        )
-    if block.expected_output is not None and stdout.getvalue() != block.expected_output:
-        pytest.fail(
-            f"{block.where()} printed\n{stdout.getvalue()}\nbut the page shows\n"
-            f"{block.expected_output}",
-            pytrace=False,
-        )
 
 
-@pytest.fixture(params=["cpu", "cuda"])
-def page_device(request, monkeypatch):
-    if request.param == "cuda":
-        if not torch.cuda.is_available():
-            pytest.skip("no CUDA device: the pages ran on the CPU only")
-    else:
-        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    return request.param
-
-
-@pytest.mark.parametrize("path", [*PAGES, README], ids=page_id)
-def test_page_code_runs(path, page_device):
-    page = read_page(path)
-    assert not page.problems, f"{page_id(path)}:\n" + "\n".join(page.problems)
-    namespace = {"__name__": "__main__"}
-    ran = 0
-    try:
-        for block in page.blocks:
-            if block.skip_reason is not None:
-                continue
-            run_block(block, namespace)
-            ran += block.visible
-    finally:
-        torch.set_printoptions(profile="default")
-        if "matplotlib.pyplot" in sys.modules:
-            sys.modules["matplotlib.pyplot"].close("all")
-    if page_device == "cpu":
-        EXECUTED[page_id(path)] = ran
-
-
-def _python_blocks_in_html(html_path) -> int:
-    soup = BeautifulSoup(html_path.read_text(encoding="utf-8"), "html.parser")
-    content = soup.select_one("article.md-content__inner") or soup
+def _python_blocks(html: str) -> int:
+    """Python code blocks and notebook code cells on a built page (counted with
+    BeautifulSoup, independently of the extraction under test)."""
+    soup = BeautifulSoup(html, "html.parser")
     count = 0
-    for block in content.select("div.language-python.highlight"):
-        if block.find_parent("div", class_="doc-object"):  # signatures and source from mkdocstrings
+    for block in soup.select("div.language-python.highlight"):
+        if block.find_parent("div", class_="doc-object"):  # mkdocstrings signatures, sources
             continue
         count += 1
-    return count
+    return count + len(soup.select("clipboard-copy[for]"))
 
 
-def test_every_python_block_in_the_html_was_run(built_site):
-    """Runs after the page tests (same module): no block may have been skipped silently."""
-    missing = [page_id(p) for p in PAGES if page_id(p) not in EXECUTED]
-    if missing:
-        pytest.skip(f"run together with test_page_code_runs[cpu] (not run: {missing})")
-    total_html = total_marked = 0
+def test_copy_files_hold_what_the_html_holds(built_site):
+    checked = 0
+    for source in SOURCES:
+        html = built_html(built_site.dir, source).read_text(encoding="utf-8")
+        blocks = copytext.page_copies(html)
+        path = copies_file(built_site.dir, source)
+        if not blocks:
+            assert not path.exists(), f"{path} written for a page without code"
+            continue
+        written = json.loads(path.read_text(encoding="utf-8"))["blocks"]
+        assert [b["code"] for b in written] == [b.code for b in blocks], page_id(source)
+        checked += 1
+    assert checked >= 15, f"only {checked} pages have copy files"
+
+
+def test_every_block_on_the_pages_is_run(built_site, reports):
+    device, by_page = reports
+    total = skipped = 0
     mismatches = []
-    for path in PAGES:
-        name = page_id(path)
-        url = str(path.relative_to(ROOT / "docs")).removesuffix(".md").removesuffix("index")
-        html = built_site.dir / url / "index.html"
-        in_html = _python_blocks_in_html(html)
-        blocks = read_page(path).blocks
-        marked = [b for b in blocks if b.skip_reason is not None]
-        unexplained = [b.where() for b in marked if not b.skip_reason]
-        assert not unexplained, f"skip marks need a reason=...: {unexplained}"
-        if EXECUTED[name] != in_html - len(marked):
+    for source in SOURCES:
+        html = built_html(built_site.dir, source).read_text(encoding="utf-8")
+        on_page = _python_blocks(html)
+        report = by_page.get(page_id(source), {"blocks": []})
+        ran = [b for b in report["blocks"] if b["status"] in {"ok", "raised as shown"}]
+        marked = [b for b in report["blocks"] if b["status"] == "skipped"]
+        assert all(b["why"].strip() for b in marked), f"{page_id(source)}: a skip needs a reason"
+        if len(ran) + len(marked) != on_page:
             mismatches.append(
-                f"{name}: {in_html} Python blocks in the HTML, {len(marked)} marked, "
-                f"but {EXECUTED[name]} ran"
+                f"{page_id(source)}: {on_page} blocks on the page, "
+                f"{len(ran)} ran and {len(marked)} are marked to skip"
             )
-        total_html += in_html
-        total_marked += len(marked)
+        total += on_page
+        skipped += len(marked)
     assert not mismatches, "\n".join(mismatches)
-    assert total_html > 0
-    assert total_marked <= 0.05 * total_html, (
-        f"{total_marked} of {total_html} Python blocks are marked to skip (limit 5 %)"
+    assert total > 400, f"only {total} Python blocks found on the built pages"
+    assert skipped <= 0.05 * total, f"{skipped} of {total} blocks are marked to skip (limit 5 %)"
+    print(f"{device}: {total} copied blocks, {total - skipped} run, {skipped} marked to skip")
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.rstrip().splitlines()]
+
+
+def test_the_copy_is_the_code_on_the_page(built_site):
+    """Every shown line is in the copy, in order; a listing's copy adds only
+    import lines and the definitions of the helpers its title bar names."""
+    problems = []
+    listings = 0
+    for source in SOURCES:
+        html = built_html(built_site.dir, source).read_text(encoding="utf-8")
+        soup = BeautifulSoup(html, "html.parser")
+        notes = [n.get_text() for n in soup.select("div.listing span.copy-note")]
+        listing_blocks = [b for b in copytext.page_copies(html) if b.listing]
+        assert len(notes) == len(listing_blocks), page_id(source)
+        for block in copytext.page_copies(html):
+            where = block.where(page_id(source))
+            if not block.code.strip():
+                problems.append(f"{where}: empty copy")
+            if not block.listing:
+                if _lines(block.code) != _lines(block.shown):
+                    problems.append(f"{where}: the copy differs from the shown code")
+                continue
+            listings += 1
+            copy, shown = _lines(block.code), _lines(block.shown)
+            starts = [
+                i for i in range(len(copy) - len(shown) + 1) if copy[i : i + len(shown)] == shown
+            ]
+            if not starts:
+                problems.append(f"{where}: the shown lines are not in the copy, in order")
+                continue
+            module = block.listing[:-3].replace("/", ".")
+            module_source = (ROOT / block.listing).read_text(encoding="utf-8")
+            before = "\n".join(copy[: starts[-1]])
+            after = "\n".join(copy[starts[-1] + len(shown) :]).strip("\n")
+            for node in ast.parse(before).body:
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    continue
+                name = getattr(node, "name", None) or ast.unparse(node).split("=")[0].strip()
+                text = ast.get_source_segment(before, node)
+                if not name.startswith("_") or text not in module_source:
+                    problems.append(f"{where}: the copy adds {name!r}, not a helper of {module}")
+            if after and after not in module_source:
+                problems.append(f"{where}: the lines after the listing are not the module's")
+        for note, block in zip(notes, listing_blocks, strict=True):
+            module = block.listing[:-3].replace("/", ".")
+            expected = copytext.listing_copy(block.shown, module)
+            assert block.code == expected.text, block.where(page_id(source))
+            named = {w.strip(" ,():") for w in note.split()}
+            if not set(expected.helpers) | set(expected.methods) <= named:
+                problems.append(f"{block.where(page_id(source))}: the note says {note!r}")
+    assert listings >= 40, f"only {listings} listings found"
+    assert not problems, "\n".join(problems)
+
+
+def test_every_listing_copy_runs_alone(built_site):
+    """A listing's copy needs nothing from the page: no free name is left, and it
+    runs in a fresh namespace -- so a region whose copy would raise NameError
+    fails here even if the page never calls it."""
+    listings = {}
+    for source in SOURCES:
+        html = built_html(built_site.dir, source).read_text(encoding="utf-8")
+        for block in copytext.page_copies(html):
+            if block.listing:
+                where = block.where(page_id(source))
+                left = copytext.free_names(block.code)
+                assert not left, f"{where}: the copy uses {sorted(left)} without defining them"
+                listings[where] = block.code
+    script = (
+        "import json, sys\n"
+        "failed = {}\n"
+        "for where, code in json.load(sys.stdin).items():\n"
+        "    try:\n"
+        "        exec(compile(code, where, 'exec'), {'__name__': '__main__'})\n"
+        "    except Exception as exc:\n"
+        "        failed[where] = repr(exc)\n"
+        "print(json.dumps(failed))\n"
     )
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(listings),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
+    failed = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert failed == {}
+
+
+@pytest.mark.parametrize("path", markdown_pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_fences_are_written_so_that_the_build_sees_them(path):
+    """Fences that tools would silently miss (``~~~``, ```` ```py ````) or output typed by hand."""
+    problems = read_page(path).problems
+    assert not problems, "\n".join(problems)
+
+
+def test_readme_snippets_run(tmp_path):
+    """The README's Python blocks, copied from GitHub, run in a fresh interpreter."""
+    blocks = [
+        {"index": i, "code": b.code, "raises": b.raises, "skip": b.skip_reason}
+        for i, b in enumerate(read_page(ROOT / "README.md").blocks, start=1)
+    ]
+    assert blocks, "the README shows no Python block"
+    path = tmp_path / "readme.json"
+    path.write_text(json.dumps({"page": "README.md", "blocks": blocks}), encoding="utf-8")
+    report = run_page(path, "cpu")
+    assert not report.get("crashed"), report.get("crashed")
+    assert [b["status"] for b in report["blocks"]] == ["ok"] * len(blocks), report

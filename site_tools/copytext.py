@@ -1,0 +1,458 @@
+"""What a code block's copy button gives the reader.
+
+The contract of the site: the text a reader copies from a page, pasted block by
+block into a fresh Python session in page order, runs. Two pieces make it hold.
+
+**Listings copy with their imports.** A listing included from ``attention_src``
+(a fence titled with its source file, holding a ``--8<--`` region) shows the
+region as it stands in the module. On its own that text would fail: the region
+uses the module's imports and helpers. :func:`add_listing_copies` gives each
+such block a ``data-copy`` attribute -- Material's copy button copies that
+attribute instead of the shown text -- holding the import lines the region
+needs, the definitions of the private helpers of its module that it calls
+(which a reader could not import), then every shown line
+(:func:`listing_copy`). The block's title bar says what the copy adds.
+
+**The copy texts are read back from the built page.** :func:`page_copies`
+reads a built HTML page the way the copy buttons do (Material's ``data-copy``
+or the code's text; mkdocs-jupyter's ``<clipboard-copy for=...>``, which copies
+the ``textContent`` of the element it names) and returns one
+:class:`CopyBlock` per block, in page order. The build writes them next to the
+site (:func:`write_page_copies`), and ``python -m site_tools.copyrun`` runs
+them; the doc tests run exactly those texts.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import html
+import json
+import re
+import symtable
+import sys
+from dataclasses import asdict, dataclass
+from functools import cache
+from html.parser import HTMLParser
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "attention_src"
+COPY_DIR = "_copies"  # under the built site: one JSON file per page
+LISTING_TITLE = re.compile(r"attention_src/[\w/]+\.py")
+
+
+class CopyError(ValueError):
+    """A listing whose copy could not run on its own."""
+
+
+# --- listings: the imports a region needs -------------------------------------
+
+
+@dataclass(frozen=True)
+class _Binding:
+    module: str  # where the name comes from, absolute
+    name: str | None  # the imported name (None for ``import module``)
+    asname: str  # the name bound in the module
+    section: int  # 0 future, 1 standard library, 2 third party, 3 this project
+
+
+def _section(module: str) -> int:
+    top = module.split(".")[0]
+    if top == "__future__":
+        return 0
+    if top in sys.stdlib_module_names:
+        return 1
+    return 3 if top in {PACKAGE, "site_tools"} else 2
+
+
+@dataclass(frozen=True)
+class _Module:
+    bindings: dict[str, _Binding]  # top-level name -> where it comes from
+    sources: dict[str, str]  # top-level definition name -> its source text
+    order: dict[str, int]  # top-level definition name -> its position
+    has_future: bool  # ``from __future__ import annotations``
+
+
+@cache
+def _read_module(path: Path, module: str) -> _Module:
+    """Top-level names of a module's source: imports and definitions."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+    names: dict[str, _Binding] = {}
+    sources: dict[str, str] = {}
+    order: dict[str, int] = {}
+    lines = source.splitlines()
+    has_future = False
+    for position, node in enumerate(tree.body):
+        defined: list[str] = []
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                target = alias.name if alias.asname else alias.name.split(".")[0]
+                names[bound] = _Binding(target, None, bound, _section(target))
+        elif isinstance(node, ast.ImportFrom):
+            if node.module == "__future__":
+                has_future = True
+                continue
+            origin = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                origin = f"{base}.{origin}" if origin else base
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                names[bound] = _Binding(origin, alias.name, bound, _section(origin))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined = [node.name]
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined = [
+                leaf.id
+                for target in targets
+                for leaf in ast.walk(target)
+                if isinstance(leaf, ast.Name)
+            ]
+        if defined:
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            text = "\n".join(lines[first - 1 : node.end_lineno])
+            for name in defined:
+                names[name] = _Binding(module, name, name, 3)
+                sources[name] = text
+                order[name] = position
+    return _Module(names, sources, order, has_future)
+
+
+def _module_path(module: str) -> Path:
+    path = ROOT / (module.replace(".", "/") + ".py")
+    return path if path.exists() else ROOT / module.replace(".", "/") / "__init__.py"
+
+
+def free_names(code: str) -> set[str]:
+    """Names the code reads but does not bind itself (builtins excluded)."""
+    top = symtable.symtable(code, "<listing>", "exec")
+    bound = {
+        s.get_name()
+        for s in top.get_symbols()
+        if s.is_assigned() or s.is_imported() or s.is_namespace()
+    }
+    wanted: set[str] = set()
+
+    def visit(table: symtable.SymbolTable) -> None:
+        for symbol in table.get_symbols():
+            if not symbol.is_referenced():
+                continue
+            if table is top or symbol.is_global():
+                wanted.add(symbol.get_name())
+        for child in table.get_children():
+            visit(child)
+
+    visit(top)
+    return {n for n in wanted - bound if not hasattr(builtins, n)}
+
+
+def _from_imports(bindings: list[_Binding]) -> list[str]:
+    """``from m import a, b as c`` lines, one per module, sorted."""
+    by_module: dict[str, list[str]] = {}
+    for b in bindings:
+        text = b.name if b.asname == b.name else f"{b.name} as {b.asname}"
+        by_module.setdefault(b.module, []).append(text)
+    return [f"from {m} import {', '.join(sorted(names))}" for m, names in sorted(by_module.items())]
+
+
+@dataclass
+class ListingCopy:
+    """What the copy of a listing holds besides its shown lines."""
+
+    imports: list[str]  # import lines, grouped like the package's own
+    helpers: list[str]  # names of private helpers whose definitions travel with it
+    text: str  # the whole copy text
+    rest_of_class: str = ""  # the class's remaining lines, when the region ends inside it
+    methods: tuple[str, ...] = ()  # the methods those lines define
+
+
+_MARKER = re.compile(r"^\s*# --8<-- \[(start|end):[\w-]+\]\s*$")
+
+
+def _rest_of_class(code: str, path: Path) -> tuple[str, tuple[str, ...]]:
+    """The lines of the module's class after a region that ends inside the class."""
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    shown = code.rstrip().splitlines()
+    starts = [i for i in range(len(lines) - len(shown) + 1) if lines[i : i + len(shown)] == shown]
+    if len(starts) != 1:
+        return "", ()
+    end = starts[0] + len(shown)  # 0-based, exclusive: the region's last line is end - 1
+    for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.ClassDef)
+            and starts[0] < node.lineno <= end
+            and node.end_lineno > end
+        ):
+            rest = [line for line in lines[end : node.end_lineno] if not _MARKER.match(line)]
+            while rest and not rest[0].strip():
+                rest.pop(0)
+            methods = tuple(
+                item.name
+                for item in node.body
+                if isinstance(item, ast.FunctionDef) and item.lineno > end
+            )
+            return "\n".join(rest), methods
+    return "", ()
+
+
+def listing_copy(code: str, module: str) -> ListingCopy:
+    """The copy of a region of ``module``: imports, private helpers, shown lines.
+
+    The region is shown as it stands in the module; on its own it would fail
+    with a ``NameError``. Its copy adds the import lines for the names it uses
+    (public names of its own module are imported from it, as a reader would)
+    and the definitions of the module's private helpers it calls, with their
+    own needs, recursively. A region that ends inside a class (showing only
+    ``__init__`` and ``forward``, say) copies with the rest of the class after
+    the shown lines, so that the reader's class is the module's.
+
+    Raises:
+        CopyError: when the region uses a name that is not a builtin, not
+            imported by the module and not defined in it.
+    """
+    info = _read_module(_module_path(module), module)
+    rest, methods = _rest_of_class(code, _module_path(module))
+    needed: dict[str, _Binding] = {}
+    helpers: set[str] = set()
+    pending = sorted(free_names(code.rstrip() + ("\n\n" + rest if rest else "")))
+    while pending:
+        name = pending.pop()
+        if name in needed or name in helpers:
+            continue
+        binding = info.bindings.get(name)
+        if binding is None:
+            raise CopyError(
+                f"a listing from {module} uses {name!r}, which the module neither "
+                "imports nor defines"
+            )
+        if binding.module == module and name.startswith("_"):
+            helpers.add(name)
+            pending.extend(sorted(free_names(info.sources[name])))
+        else:
+            needed[name] = binding
+    imports: list[str] = []
+    if info.has_future:
+        imports.append("from __future__ import annotations")
+    for section in (1, 2, 3):
+        group = [b for b in needed.values() if b.section == section]
+        plain = sorted((b for b in group if b.name is None), key=lambda b: b.module)
+        block = [
+            *(
+                f"import {b.module}" + ("" if b.asname == b.module else f" as {b.asname}")
+                for b in plain
+            ),
+            *_from_imports([b for b in group if b.name is not None]),
+        ]
+        if block:
+            if imports:
+                imports.append("")
+            imports.extend(block)
+    definitions: list[str] = []
+    for name in sorted(helpers, key=info.order.__getitem__):
+        if info.sources[name] not in definitions:
+            definitions.append(info.sources[name])
+    parts = ["\n".join(imports)] if imports else []
+    parts += definitions
+    parts.append(code.rstrip() + ("\n\n" + rest if rest else ""))
+    return ListingCopy(
+        imports,
+        sorted(helpers, key=info.order.__getitem__),
+        "\n\n\n".join(parts),
+        rest,
+        methods,
+    )
+
+
+# --- reading the built HTML ----------------------------------------------------
+
+VOID = {
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+    "param", "source", "track", "wbr", "path", "rect", "circle", "line", "use",
+}  # fmt: skip
+
+
+@dataclass
+class CopyBlock:
+    """One block of a page as the reader copies it."""
+
+    index: int  # 1-based, in page order
+    kind: str  # "python" or "notebook"
+    code: str  # the copy button's text
+    shown: str  # the text shown on the page
+    raises: str | None = None  # the exception the page shows right after it
+    skip: str | None = None  # why a test does not run it (still copied by readers)
+    listing: str | None = None  # the source file of an included listing
+
+    def where(self, page: str) -> str:
+        return f"{page}, block {self.index}" + (f" ({self.listing})" if self.listing else "")
+
+
+class _Element:
+    __slots__ = ("attrs", "parts", "tag")
+
+    def __init__(self, tag: str, attrs: dict[str, str]):
+        self.tag, self.attrs, self.parts = tag, attrs, []
+
+
+class _CopyParser(HTMLParser):
+    """Collects the copy texts of a page's Python blocks and notebook cells."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[_Element] = []
+        self.blocks: list[CopyBlock] = []
+        self.texts: dict[str, str] = {}  # id -> textContent, for clipboard-copy targets
+        self.cells: list[str] = []  # clipboard-copy `for` ids, in order
+        self.capturing: list[_Element] = []
+
+    def handle_starttag(self, tag, attrs):
+        element = _Element(tag, {k: v or "" for k, v in attrs})
+        if tag == "clipboard-copy" and element.attrs.get("for"):
+            self.cells.append(element.attrs["for"])
+        if tag in VOID:
+            return
+        self.stack.append(element)
+        classes = element.attrs.get("class", "").split()
+        if tag == "code" and self._python_block() is not None:
+            self.capturing.append(element)
+        elif tag == "span" and "filename" in classes and self._python_block() is not None:
+            self.capturing.append(element)
+        elif "clipboard-copy-txt" in classes and element.attrs.get("id"):
+            self.capturing.append(element)
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        while self.stack:
+            element = self.stack.pop()
+            if element in self.capturing:
+                self.capturing.remove(element)
+                self._finish(element)
+            if element.tag == tag:
+                break
+
+    def handle_data(self, data):
+        for element in self.capturing:
+            element.parts.append(data)
+
+    def _python_block(self) -> _Element | None:
+        """The ``div.language-python.highlight`` around the current point, if it
+        is a page's code block (not a mkdocstrings signature or source box)."""
+        found = None
+        for element in self.stack:
+            classes = element.attrs.get("class", "").split()
+            if "doc-object" in classes or "doc-signature" in classes:
+                return None
+            if element.tag == "div" and {"language-python", "highlight"} <= set(classes):
+                found = element
+        return found
+
+    def _finish(self, element: _Element) -> None:
+        text = "".join(element.parts)
+        block = self._python_block()
+        if element.tag == "span":  # a title bar: "attention_src/x.py" marks a listing
+            found = LISTING_TITLE.match(text.strip())
+            block.attrs["data-title"] = found[0] if found else ""
+            return
+        if element.tag != "code":
+            self.texts[element.attrs["id"]] = text
+            return
+        copy = None
+        skip = None
+        for ancestor in reversed([*self.stack, element]):
+            if copy is None and "data-copy" in ancestor.attrs:
+                copy = ancestor.attrs["data-copy"]
+            if skip is None and "data-skip-reason" in ancestor.attrs:
+                skip = ancestor.attrs["data-skip-reason"]
+        shown = text.rstrip()
+        self.blocks.append(
+            CopyBlock(
+                index=0,
+                kind="python",
+                code=(copy if copy is not None else text).rstrip(),
+                shown=shown,
+                raises=block.attrs.get("data-raises") or None,
+                skip=skip,
+                listing=block.attrs.get("data-title") or None,
+            )
+        )
+
+
+def page_copies(page_html: str) -> list[CopyBlock]:
+    """Every Python block and notebook code cell of a built page, as copied."""
+    parser = _CopyParser()
+    parser.feed(page_html)
+    parser.close()
+    blocks = list(parser.blocks)
+    for cell in parser.cells:
+        if cell in parser.texts:
+            text = parser.texts[cell]
+            blocks.append(CopyBlock(0, "notebook", text, text))
+    for number, block in enumerate(blocks, start=1):
+        block.index = number
+    return blocks
+
+
+def write_page_copies(site_dir: str | Path, url: str, page_html: str) -> Path | None:
+    """Write the page's copy texts to ``<site>/_copies/<url>.json`` (None if it has none)."""
+    blocks = page_copies(page_html)
+    if not blocks:
+        return None
+    name = url.strip("/").replace("/", "--") or "index"
+    path = Path(site_dir) / COPY_DIR / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"page": url or "/", "blocks": [asdict(b) for b in blocks]}
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+# --- the build: data-copy on listings --------------------------------------------
+
+
+def copy_is_function(name: str, module: str) -> bool:
+    source = _read_module(_module_path(module), module).sources[name]
+    return source.lstrip().startswith(("def ", "async def ", "@"))
+
+
+_LISTING = re.compile(
+    r'<div class="language-python highlight">'
+    r'<span class="filename">(?P<title>[^<]*)</span>'
+    r"(?P<body>.*?</code></pre></div>)",
+    re.DOTALL,
+)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def add_listing_copies(page_html: str) -> str:
+    """Give every listing titled ``attention_src/....py`` a ``data-copy`` with its imports."""
+
+    def replace(match: re.Match) -> str:
+        title = html.unescape(match["title"]).strip()
+        if not LISTING_TITLE.fullmatch(title):
+            return match[0]
+        body = match["body"]
+        code = html.unescape(_TAG.sub("", body[: body.rindex("</code>")]))
+        module = title[:-3].replace("/", ".")
+        copy = listing_copy(code, module)
+        adds = "its imports"
+        if copy.helpers:
+            names = ", ".join(f"{n}()" if copy_is_function(n, module) else n for n in copy.helpers)
+            adds += f", the helper{'s' if len(copy.helpers) > 1 else ''} {names}"
+        if copy.methods:
+            adds += ", the rest of the class (" + ", ".join(copy.methods) + ")"
+        note = f'<span class="copy-note">copy adds {html.escape(adds)}</span>'
+        return (
+            f'<div class="language-python highlight listing" '
+            f'data-listing="{html.escape(title)}" '
+            f'data-copy="{html.escape(copy.text, quote=True)}">'
+            f'<span class="filename">{match["title"]}{note}</span>{body}'
+        )
+
+    return _LISTING.sub(replace, page_html)

@@ -1,0 +1,99 @@
+"""Which pages an edit in ``attention_src`` makes stale, and which of them first.
+
+A page depends on the package code it can reach: what its code blocks import
+from ``attention_src`` and the regions it includes (``--8<--``), followed
+through the package with the same reading of the source that keys the build
+cache (:func:`attention_src.cache.reachable_code`). Each page gets two
+fingerprints:
+
+- ``listings``: the text of the regions it includes -- it changes when an edit
+  is *shown* on the page;
+- ``code``: everything the page reaches, ``site_tools`` included -- it changes
+  when an edit can change what the page prints.
+
+Under ``mkdocs serve --dirty`` the hooks rebuild, after a code edit, first the
+pages whose listings changed (the page that shows the edited function is
+served within seconds), then, in a second build they trigger at once, every
+other page whose code fingerprint changed. Nothing else is rebuilt, and no
+page that depends on the edit is left stale.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from attention_src.cache import PACKAGE, reachable_code
+
+ROOT = Path(__file__).resolve().parents[1]
+INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[\w-]+)"')
+FENCE = re.compile(r"^```python[^\n]*\n(?P<code>.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def _region(path: str, region: str) -> str:
+    text = (ROOT / path).read_text(encoding="utf-8")
+    found = re.search(
+        rf"# --8<-- \[start:{re.escape(region)}\]\n(?P<body>.*?)"
+        rf"^\s*# --8<-- \[end:{re.escape(region)}\]",
+        text,
+        re.MULTILINE | re.DOTALL,
+    )
+    return found["body"] if found else ""
+
+
+def _code_cells(source: Path) -> list[str]:
+    text = source.read_text(encoding="utf-8")
+    if source.suffix == ".ipynb":
+        cells = json.loads(text)["cells"]
+        return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return [m["code"] for m in FENCE.finditer(text)]
+
+
+def _imported(code: str) -> list[str]:
+    """``"module:name"`` or ``"module"`` for each project import in the code."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # a listing placeholder or a deliberately broken block
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == PACKAGE:
+            found += [f"{node.module}:{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == PACKAGE]
+    return found
+
+
+def page_fingerprints(source: Path) -> dict[str, str]:
+    """``{"listings": ..., "code": ...}`` for one page (markdown or notebook)."""
+    text = source.read_text(encoding="utf-8")
+    listings = hashlib.sha256()
+    targets: list[str] = []
+    for match in INCLUDE.finditer(text):
+        body = _region(match["path"], match["region"])
+        listings.update(f"{match[0]}\0{body}\0".encode())
+        module = match["path"][:-3].replace("/", ".")
+        targets += [f"{module}:{name}" for name in _defined(body)]
+    for code in _code_cells(source):
+        targets += _imported(code)
+    code = hashlib.sha256(listings.digest())
+    for name, body in reachable_code(*sorted(set(targets))).items():
+        code.update(f"{name}\0{body}\0".encode())
+    for tool in sorted((ROOT / "site_tools").glob("*.py")):
+        code.update(tool.read_bytes())
+    return {"listings": listings.hexdigest(), "code": code.hexdigest()}
+
+
+def _defined(body: str) -> list[str]:
+    try:
+        tree = ast.parse(body)
+    except SyntaxError:  # a region that ends inside a class body
+        return [m for m in re.findall(r"^(?:def|class) (\w+)", body, re.MULTILINE)]
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
+    ]
