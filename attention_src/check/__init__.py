@@ -1,0 +1,34 @@
+"""Check a reader's own attention code and name the mistake.
+
+    python -m attention_src.check my_attention.py:attention
+    python -m attention_src.check my_mha.py:MyMultiHead --module
+
+It imports and runs the reader's file. A function ``attention(q, k, v,
+mask=None)`` is compared with ``F.scaled_dot_product_attention`` on inputs
+chosen so that each known mistake changes the output, and a wrong output is
+named by the known wrong variant of the computation that it equals. A module
+``MyMultiHead(d_model, num_heads)`` is checked by behaviour (padding, causal
+leaks by gradient, batch mixing, permutation equivariance, normalized weights,
+determinism in ``eval()``, how the heads are split and the scores scaled).
+
+Each finding is a root cause; what it broke elsewhere is listed under it.
+"""
+
+from .cli import main
+from .findings import FINDINGS, SITE_URL, Finding, Kind, Report
+from .function import check_function
+from .loader import UsageError, load_target
+from .module import check_module
+
+__all__ = [
+    "check_function",
+    "check_module",
+    "load_target",
+    "main",
+    "Report",
+    "Finding",
+    "Kind",
+    "FINDINGS",
+    "SITE_URL",
+    "UsageError",
+]

@@ -1,0 +1,260 @@
+"""The findings the checker can report, and the report it hands back.
+
+Every finding has a stable id, a one-line meaning, the fix, and a link to the
+chapter section that teaches it. A finding is a *root cause*; what it broke
+elsewhere (a property that failed, a shape that raised) is listed under it as
+a symptom, not as a finding of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+__all__ = ["SITE_URL", "FINDINGS", "Kind", "Finding", "Report"]
+
+SITE_URL = "https://attention-from-the-ground-up.github.io/"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One finding id: what it means, how to fix it, where it is taught."""
+
+    id: str
+    meaning: str
+    fix: str
+    page: str  # the docs path of the page, e.g. "chapters/pitfalls"
+    anchor: str
+
+    @property
+    def link(self) -> str:
+        return f"{SITE_URL}{self.page}/#{self.anchor}"
+
+
+_PITFALLS = "chapters/pitfalls"
+_MASKS = "chapters/masks"
+_PAGE = "chapters/check-your-attention"
+
+KINDS = [
+    Kind(
+        "missing-scale",
+        "the scores q·kᵀ are not scaled by 1/sqrt(Dk)",
+        "multiply the scores by 1 / math.sqrt(q.size(-1))",
+        _PITFALLS,
+        "forgot-scaling",
+    ),
+    Kind(
+        "wrong-scale",
+        "the scores are scaled, but by the wrong factor",
+        "scale by 1/sqrt(Dh), where Dh is the length of each dot product "
+        "(q.size(-1) inside a head), not the model width",
+        _PITFALLS,
+        "wrong-scale",
+    ),
+    Kind(
+        "softmax-dim",
+        "the softmax runs over the wrong dimension",
+        "take the softmax over the keys: dim=-1 of the scores (..., L, S)",
+        _PITFALLS,
+        "softmax-dim",
+    ),
+    Kind(
+        "wrong-transpose",
+        "the key is transposed along the wrong axes",
+        "swap only the last two axes: k.transpose(-2, -1) (or k.mT)",
+        _PITFALLS,
+        "wrong-transpose",
+    ),
+    Kind(
+        "mask-inverted",
+        "the code reads the mask the opposite way from the convention given",
+        "invert the mask where the code uses it (~mask), or pass the "
+        "--mask-convention that your code means",
+        _MASKS,
+        "conventions",
+    ),
+    Kind(
+        "mask-ignored",
+        "the mask has no effect on the output",
+        "fill the forbidden scores before the softmax: "
+        "scores = scores.masked_fill(~allowed, float('-inf'))",
+        _MASKS,
+        "what-a-mask-does",
+    ),
+    Kind(
+        "nan-fully-masked",
+        "a query with no allowed key gets NaN",
+        "give such rows zero weights after the softmax (torch.nan_to_num, or "
+        "torch.where on allowed.any(-1)), as F.scaled_dot_product_attention "
+        "does",
+        _PITFALLS,
+        "nan-fully-masked",
+    ),
+    Kind(
+        "fully-masked-uniform",
+        "a finite fill such as -1e9 gives a fully masked row uniform weights "
+        "where F.scaled_dot_product_attention gives zeros",
+        "fill with float('-inf') and zero the rows with no allowed key",
+        _MASKS,
+        "fully-masked",
+    ),
+    Kind(
+        "causal-top-left",
+        "the causal triangle is aligned top-left, so with fewer queries than "
+        "keys (L < S) each query misses its most recent keys",
+        "align it bottom-right: torch.ones(L, S).tril(diagonal=S - L), "
+        "which is causal_mask(L, S)",
+        _PITFALLS,
+        "causal-top-left",
+    ),
+    Kind(
+        "dropout-in-eval",
+        "dropout is still active in eval(): two identical calls differ",
+        "apply dropout only while training: "
+        "F.dropout(w, p, training=self.training), or an nn.Dropout module",
+        _PITFALLS,
+        "dropout-eval",
+    ),
+    Kind(
+        "future-leak",
+        "under a causal mask an output depends on later tokens",
+        "make sure nothing after the masked attention mixes positions",
+        "chapters/causal-attention",
+        "the-leak",
+    ),
+    Kind(
+        "batch-mixing",
+        "the examples of a batch influence each other",
+        "keep the batch axis apart (nn.MultiheadAttention(..., "
+        "batch_first=True)); if your module is sequence-first, pass "
+        "--seq-first",
+        _PITFALLS,
+        "batch-first",
+    ),
+    Kind(
+        "head-split",
+        "the heads are split or merged along the wrong axes",
+        "split with x.view(B, L, H, Dh).transpose(1, 2) and merge with "
+        "out.transpose(1, 2).reshape(B, L, D)",
+        _PITFALLS,
+        "head-split",
+    ),
+    Kind(
+        "weights-not-normalized",
+        "the rows of the returned weights do not sum to 1",
+        "mask the scores before the softmax, and return the softmax's output",
+        _MASKS,
+        "what-a-mask-does",
+    ),
+    Kind(
+        "shape",
+        "the output has the wrong shape, or the code raises, for a valid input",
+        "return (..., L, Dv) from a function, for any leading dimensions, and "
+        "(B, L, D) from a module",
+        "chapters/scaled-dot-product-attention",
+        "when-the-shapes-do-not-fit",
+    ),
+    Kind(
+        "unexplained",
+        "the output is wrong, and none of the known mistakes explains it",
+        "compare your code with F.scaled_dot_product_attention step by step "
+        "on the shapes listed",
+        _PAGE,
+        "how-it-decides",
+    ),
+]
+FINDINGS = {kind.id: kind for kind in KINDS}
+
+
+@dataclass
+class Finding:
+    """A root cause: ``id`` (one of ``FINDINGS``), ``message`` (what is
+    wrong, with the shapes it was seen on), and the symptoms it explains."""
+
+    id: str
+    message: str
+    symptoms: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.id not in FINDINGS:
+            raise ValueError(f"unknown finding id {self.id!r}")
+
+    @property
+    def link(self) -> str:
+        return FINDINGS[self.id].link
+
+    @property
+    def fix(self) -> str:
+        return FINDINGS[self.id].fix
+
+    def line(self) -> str:
+        return f"FINDING {self.id}: {self.message} — {self.fix} (see {self.link})"
+
+
+@dataclass
+class Report:
+    """What a check found. ``findings`` is empty when nothing is wrong;
+    ``convention`` is the mask convention used ("allow" or "block"), or
+    ``None`` when it could not be told; ``checks`` lists the inputs (for a
+    function) or the properties (for a module) that were checked; ``notes``
+    are remarks that are not mistakes (what was not checked, how the
+    convention was found)."""
+
+    target: str
+    findings: list[Finding]
+    convention: str | None
+    checks: list[str]  # the inputs (function) or properties (module) checked
+    notes: list[str] = field(default_factory=list)
+    decided_by: str = ""  # how the findings were decided, one line
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    @property
+    def ids(self) -> list[str]:
+        return [f.id for f in self.findings]
+
+    def verdict(self) -> str:
+        if self.ok:
+            return (
+                f"VERDICT: {self.target}: no mistakes found "
+                f"({len(self.checks)} checks passed)"
+            )
+        n = len(self.findings)
+        word = "mistake" if n == 1 else "mistakes"
+        return f"VERDICT: {self.target}: {n} {word} found ({', '.join(self.ids)})"
+
+    def lines(self) -> list[str]:
+        out = []
+        for finding in self.findings:
+            out.append(finding.line())
+            out.extend(f"    symptom: {s}" for s in finding.symptoms)
+        if self.decided_by:
+            out.append(f"how: {self.decided_by}")
+        out.extend(f"note: {note}" for note in self.notes)
+        out.append(self.verdict())
+        return out
+
+    def text(self) -> str:
+        return "\n".join(self.lines())
+
+    def to_dict(self) -> dict:
+        return {
+            "findings": [
+                {
+                    "id": f.id,
+                    "message": f.message,
+                    "link": f.link,
+                    "symptoms": list(f.symptoms),
+                }
+                for f in self.findings
+            ],
+            "convention": self.convention,
+            "verdict": self.verdict(),
+            "notes": list(self.notes),
+            "checks": list(self.checks),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)

@@ -1,0 +1,71 @@
+"""Root causes first: turn the facts a module check observed into findings.
+
+A fact is one observation (``"leak"``: an output depends on a later token).
+Some facts point at a mistake directly (``"split"``: the rows of the queries
+are built from the wrong tokens); others are symptoms that several mistakes
+produce. The roots below are tried in order; each becomes a finding when one
+of its own facts was seen, and takes the symptoms it explains, so that a
+wrong head split is reported once, with the leak and the broken equivariance
+under it.
+"""
+
+from __future__ import annotations
+
+from .findings import Finding
+
+__all__ = []  # internal: see attention_src.check
+
+_EVERYTHING = {
+    "equivariance", "leak", "padding", "batch", "isolated", "weights-sum",
+    "heads-shared", "mask-shapes", "nan", "uniform", "ignored", "inverted",
+    "attend-B", "crash", "keyT",
+}  # fmt: skip
+_MASKING = {"leak", "padding", "nan", "uniform", "weights-sum", "mask-shapes"}
+
+# (finding id, facts that show this mistake, symptoms it explains)
+ROOTS = [
+    ("dropout-in-eval", ["dropout"], {"weights-sum"}),
+    ("head-split", ["split", "attend-H", "merge", "heads-shared"], _EVERYTHING),
+    ("wrong-transpose", ["keyT"], _EVERYTHING),
+    ("batch-mixing", ["attend-B", "batch"], _EVERYTHING),
+    ("softmax-dim", ["sdim"], _MASKING | {"heads-shared", "equivariance"}),
+    ("mask-inverted", ["inverted"], _MASKING),
+    ("mask-ignored", ["ignored"], _MASKING),
+    ("weights-not-normalized", ["weights-sum"], {"leak", "padding"}),
+    ("nan-fully-masked", ["nan"], set()),
+    ("fully-masked-uniform", ["uniform"], set()),
+    ("future-leak", ["leak"], {"padding"}),
+    ("missing-scale", ["scale-none"], set()),
+    ("wrong-scale", ["scale-wrong"], set()),
+]
+
+
+def _resolve(facts: dict) -> list[Finding]:
+    """The findings, root causes first, each with the symptoms it explains."""
+    skip = ("crash", "notes", "checks")
+    left = {k: v for k, v in facts.items() if k not in skip and v}
+    crashes = list(facts.get("crash", []))
+    findings = []
+    for fid, shows, explains in ROOTS:
+        if fid == "head-split" and "sdim" in left:
+            shows = [s for s in shows if s != "heads-shared"]
+        seen = [left.pop(s) for s in shows if s in left]
+        if not seen:
+            continue
+        symptoms = [left.pop(s) for s in sorted(explains) if s in left]
+        if "crash" in explains:
+            symptoms += crashes
+            crashes = []
+        findings.append(Finding(fid, "; ".join(seen), symptoms))
+    if crashes:
+        findings.append(Finding("shape", crashes[0], crashes[1:]))
+    if left:
+        texts = list(left.values())
+        findings.append(
+            Finding(
+                "unexplained",
+                f"{texts[0]}, and no known mistake explains it",
+                texts[1:],
+            )
+        )
+    return findings

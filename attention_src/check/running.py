@@ -1,0 +1,96 @@
+"""Running the reader's code: seeded, quiet, with dropout optionally switched
+off, and with every torch call it makes optionally recorded."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+__all__ = []  # internal: see attention_src.check
+
+_DROPOUTS = {
+    "dropout",
+    "dropout_",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+}
+
+
+@dataclass
+class _Event:
+    """One torch call made by the reader's code."""
+
+    name: str
+    args: tuple
+    kwargs: dict
+    out: object
+
+
+class _Recorder(TorchFunctionMode):
+    """Records every torch function and tensor method called inside it, and
+    can turn dropout into the identity (``neutralize=True``), so that the
+    other checks still run on code that leaves dropout on in ``eval()``."""
+
+    def __init__(self, *, record: bool = True, neutralize: bool = False):
+        super().__init__()
+        self.record, self.neutralize = record, neutralize
+        self.events: list[_Event] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = getattr(func, "__name__", "")
+        if self.neutralize and name in _DROPOUTS:
+            out = args[0] if args else kwargs["input"]
+            return out
+        if self.neutralize and name == "scaled_dot_product_attention":
+            if len(args) > 4:
+                args = (*args[:4], 0.0, *args[5:])
+            kwargs["dropout_p"] = 0.0
+        out = func(*args, **kwargs)
+        if self.record:
+            self.events.append(_Event(name, tuple(args), kwargs, out))
+        return out
+
+
+def _describe_error(error: BaseException) -> str:
+    """``'RuntimeError: first line of the message'``, at most 160 chars."""
+    lines = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {lines[0] if lines else ''}".strip()
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _devices() -> list[int]:
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        return list(range(torch.cuda.device_count()))
+    return []
+
+
+def _call_quietly(
+    fn,
+    args,
+    kwargs=None,
+    *,
+    seed: int = 0,
+    neutralize: bool = False,
+    recorder: _Recorder | None = None,
+):
+    """``(result, None)`` or ``(None, 'ErrorType: message')``.
+
+    The global random state is seeded with ``seed`` for the call and restored
+    afterwards; warnings from the reader's code are silenced.
+    """
+    mode = recorder or _Recorder(record=False, neutralize=neutralize)
+    with torch.random.fork_rng(devices=_devices()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.manual_seed(seed)
+        try:
+            with mode:
+                return fn(*args, **(kwargs or {})), None
+        except Exception as error:  # the reader's code may raise anything
+            return None, _describe_error(error)

@@ -1,0 +1,37 @@
+"""The famous C ** -0.5 head: each head scales its scores by the model width C instead of its
+own head size, so the scores are sqrt(H) times too small."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+EXPECTED = {"wrong-scale"}
+
+
+class Head(nn.Module):
+    def __init__(self, d_model, head_size):
+        super().__init__()
+        self.key = nn.Linear(d_model, head_size, bias=False)
+        self.query = nn.Linear(d_model, head_size, bias=False)
+        self.value = nn.Linear(d_model, head_size, bias=False)
+
+    def forward(self, x, mask=None):
+        C = x.size(-1)  # the model width, as in B, T, C = x.shape
+        k, q = self.key(x), self.query(x)  # (B, T, hs)
+        wei = q @ k.transpose(-2, -1) * C**-0.5  # C is d_model, not the head size
+        if mask is not None:
+            wei = wei.masked_fill(~mask, float("-inf"))
+        wei = F.softmax(wei, dim=-1).nan_to_num(0.0)
+        return wei @ self.value(x)
+
+
+class MyMultiHead(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.heads = nn.ModuleList(Head(d_model, d_model // num_heads) for _ in range(num_heads))
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x, mask=None):
+        if mask is not None and mask.dim() == 4:
+            mask = mask[:, 0]
+        return self.proj(torch.cat([head(x, mask) for head in self.heads], dim=-1))

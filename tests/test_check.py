@@ -1,0 +1,287 @@
+"""attention_src.check: the checker of a reader's own attention code.
+
+- The zoo (tests/check_zoo): every implementation gets exactly the finding ids it declares,
+  so every buggy one gets its root cause and no correct one gets a false alarm.
+- Every finding links to a section that exists on the site.
+- The command line: exit status 0 / 1 / 2, --json, one-line usage errors without tracebacks.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from markdown.extensions.toc import slugify
+
+from attention_src.check import (
+    FINDINGS,
+    SITE_URL,
+    Report,
+    UsageError,
+    check_function,
+    check_module,
+    load_target,
+    main,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+ZOO = ROOT / "tests" / "check_zoo"
+ENTRIES = sorted(p for p in ZOO.glob("*.py") if p.name[:2] in ("f_", "m_"))
+PAGE = ROOT / "docs" / "chapters" / "check-your-attention.md"
+LINE = re.compile(r"^FINDING ([a-z-]+): .+ — .+ \(see (https://\S+)\)$")
+
+
+def load_entry(path: Path):
+    spec = importlib.util.spec_from_file_location(f"zoo_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_entry(path: Path, device) -> tuple[Report, object]:
+    entry = load_entry(path)
+    options = {**getattr(entry, "OPTIONS", {}), "device": device}
+    if path.name.startswith("m_"):
+        return check_module(entry.MyMultiHead, **options), entry
+    return check_function(entry.attention, **options), entry
+
+
+@pytest.mark.parametrize("path", ENTRIES, ids=lambda p: p.stem)
+def test_zoo_entry_gets_exactly_its_findings(path, device):
+    report, entry = run_entry(path, device)
+    assert set(report.ids) == entry.EXPECTED, report.text()
+    assert len(report.ids) == len(set(report.ids)), "one finding per root cause"
+    assert report.ok == (not entry.EXPECTED)
+    if hasattr(entry, "CONVENTION"):
+        assert report.convention == entry.CONVENTION, report.text()
+    for line in report.lines():
+        if line.startswith("FINDING"):
+            found = LINE.match(line)
+            assert found, line
+            assert found[2] == FINDINGS[found[1]].link
+
+
+def test_zoo_covers_every_finding_and_many_correct_styles():
+    expected = [load_entry(p).EXPECTED for p in ENTRIES]
+    covered = set().union(*expected)
+    assert covered == set(FINDINGS), f"no zoo entry for {set(FINDINGS) - covered}"
+    correct = [p.name for p, ids in zip(ENTRIES, expected, strict=True) if not ids]
+    assert sum(n.startswith("f_") for n in correct) >= 5
+    assert sum(n.startswith("m_") for n in correct) >= 5
+
+
+def test_root_cause_first_symptoms_under_it(device):
+    """A wrong head split also leaks and breaks equivariance: one finding, symptoms under it."""
+    report, _ = run_entry(ZOO / "m_split_reshape.py", device)
+    assert report.ids == ["head-split"]
+    symptoms = " ".join(report.findings[0].symptoms)
+    assert "causal mask" in symptoms and "permuting" in symptoms
+    report, _ = run_entry(ZOO / "f_transpose_1_2.py", device)  # raises on most inputs
+    assert report.ids == ["wrong-transpose"]
+    assert any("raises" in s for s in report.findings[0].symptoms)
+
+
+def test_famous_scale_names_the_model_width(device):
+    report, _ = run_entry(ZOO / "m_c_scale.py", device)
+    assert "1/sqrt(12) (the model width)" in report.findings[0].message
+    assert "1/sqrt(4)" in report.findings[0].message
+
+
+def test_fill_1e9_in_float16_is_a_symptom_not_a_second_finding(device):
+    report, _ = run_entry(ZOO / "f_fill_1e9.py", device)
+    assert report.ids == ["fully-masked-uniform"]
+    assert any("float16" in s for s in report.findings[0].symptoms)
+
+
+def test_auto_finds_the_convention_an_explicit_flag_names_the_mistake(device):
+    entry = load_entry(ZOO / "f_mask_inverted.py")
+    auto = check_function(entry.attention, device=device)
+    assert auto.ok and auto.convention == "block"
+    assert any("block" in note for note in auto.notes)
+    given = check_function(entry.attention, mask_convention="allow", device=device)
+    assert given.ids == ["mask-inverted"]
+    block = load_entry(ZOO / "m_ok_block.py").MyMultiHead
+    assert check_module(block, device=device).convention == "block"
+    assert check_module(block, mask_convention="allow", device=device).ids == ["mask-inverted"]
+
+
+def test_reports_are_deterministic(device):
+    entry = load_entry(ZOO / "f_exercise.py")
+    first = check_function(entry.attention, device=device).to_json()
+    assert check_function(entry.attention, device=device).to_json() == first
+    module = load_entry(ZOO / "m_split_reshape.py").MyMultiHead
+    assert check_module(module, device=device).text() == check_module(module, device=device).text()
+
+
+def test_global_random_state_is_left_alone(device):
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    check_function(load_entry(ZOO / "f_dropout.py").attention, device=device)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_bad_arguments_raise_clear_errors():
+    with pytest.raises(TypeError, match="callable"):
+        check_function(3)
+    with pytest.raises(ValueError, match="mask_convention"):
+        check_function(load_entry(ZOO / "f_ok_sdpa.py").attention, mask_convention="yes")
+    with pytest.raises(ValueError, match="device"):
+        check_function(load_entry(ZOO / "f_ok_sdpa.py").attention, device="nowhere")
+
+    def two(q, k):
+        return q
+
+    with pytest.raises(ValueError, match=r"cannot be called as two\(q, k, v, mask=None\)"):
+        check_function(two)
+    with pytest.raises(ValueError, match=r"not an nn\.Module subclass"):
+        check_module(load_entry(ZOO / "f_ok_sdpa.py").attention)
+
+
+# --- links ------------------------------------------------------------------------------
+
+
+def _anchors(page: Path) -> set[str]:
+    """Heading ids of a page: explicit { #id }, else MkDocs' toc slug of the heading text."""
+    anchors, in_code = set(), False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("```"):
+            in_code = not in_code
+            continue
+        heading = re.match(r"^#{1,6}\s+(.*?)\s*$", line)
+        if in_code or not heading:
+            continue
+        text = heading[1]
+        explicit = re.search(r"\{\s*#([\w-]+)\s*\}\s*$", text)
+        if explicit:
+            anchors.add(explicit[1])
+        else:
+            anchors.add(slugify(re.sub(r"[`*$]", "", text), "-"))
+    return anchors
+
+
+@pytest.mark.parametrize("finding", sorted(FINDINGS))
+def test_every_link_points_at_an_existing_section(finding):
+    link = FINDINGS[finding].link
+    assert link.startswith(SITE_URL)
+    path, _, anchor = link.removeprefix(SITE_URL).partition("/#")
+    page = ROOT / "docs" / f"{path}.md"
+    assert page.is_file(), f"{finding}: no page {page.relative_to(ROOT)}"
+    assert anchor in _anchors(page), f"{finding}: no section #{anchor} in {page.name}"
+
+
+def test_site_url_is_the_one_in_mkdocs_yml():
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    found = re.search(r"^site_url:\s*[\"']?([^\"'\s]+)", text, re.MULTILINE)
+    assert found, "mkdocs.yml has no site_url"
+    assert found[1] == SITE_URL
+
+
+def test_the_page_lists_every_finding():
+    text = PAGE.read_text(encoding="utf-8")
+    for finding in FINDINGS:
+        assert f"| `{finding}` |" in text, finding
+    assert "imports and runs" in text
+
+
+def test_the_package_stays_small_and_independent():
+    for path in (ROOT / "attention_src" / "check").glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        assert len(source.splitlines()) < 500, path.name
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom):
+                name = "." * node.level + (node.module or "")
+                assert not re.match(r"^(\.\.|attention_src\.)(bench|cache)\b", name), name
+                assert "site_tools" not in name
+
+
+# --- the command line -------------------------------------------------------------------
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "attention_src.check", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_cli_exit_0_for_a_correct_function():
+    done = cli(f"{ZOO / 'f_ok_matmul.py'}:attention", "--device", "cpu")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("VERDICT: attention: no mistakes found")
+
+
+def test_cli_exit_1_and_json_for_a_buggy_module():
+    target = f"{ZOO / 'm_split_reshape.py'}:MyMultiHead"
+    done = cli(target, "--module", "--json", "--device", "cpu")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["convention"] == "allow"
+    assert [f["id"] for f in report["findings"]] == ["head-split"]
+    assert set(report["findings"][0]) >= {"id", "message", "link"}
+    assert report["findings"][0]["link"] == FINDINGS["head-split"].link
+
+
+def test_cli_usage_error_is_one_line_exit_2():
+    done = cli("no_such_file.py:attention")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == "error: file not found: no_such_file.py\n"
+
+
+def test_cli_help_says_it_runs_the_file():
+    done = cli("--help")
+    assert done.returncode == 0
+    assert "imports and runs" in done.stdout
+    assert all(finding in done.stdout for finding in FINDINGS)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["f_ok_sdpa.py:nope"], "has no name 'nope'; it defines attention"),
+        (["f_ok_sdpa.py"], "expected FILE.py:NAME"),
+        (["f_ok_sdpa.py:F"], "is an object of type module"),
+        (["f_ok_sdpa.py:attention", "--module"], "not an nn.Module subclass"),
+        (["m_ok_separate.py:MyMultiHead"], "is a class: check a module with --module"),
+        (["f_ok_sdpa.py:attention", "--seq-first"], "--seq-first applies to --module only"),
+        (["f_ok_sdpa.py:attention", "--device", "nowhere"], "device 'nowhere' cannot be used"),
+        (["f_ok_sdpa.py:attention", "--mask-convention", "yes"], "invalid choice"),
+    ],
+)
+def test_cli_usage_errors(args, message, capsys):
+    args = [str(ZOO / args[0]), *args[1:]]
+    try:
+        status = main(args)
+    except SystemExit as stop:  # argparse's own errors
+        status = stop.code
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: ") and message in err
+    assert "Traceback" not in err
+
+
+def test_wrong_signature_and_broken_file_are_usage_errors(tmp_path, capsys):
+    (tmp_path / "two.py").write_text("def attention(q, k):\n    return q\n")
+    (tmp_path / "broken.py").write_text("import torch\n\nx = undefined_name\n")
+    assert main([f"{tmp_path / 'two.py'}:attention"]) == 2
+    assert main([f"{tmp_path / 'broken.py'}:attention"]) == 2
+    _, err = capsys.readouterr()
+    first, second = err.splitlines()
+    assert first == "error: attention(q, k) cannot be called as attention(q, k, v, mask=None)"
+    assert "broken.py (line 3): NameError: name 'undefined_name' is not defined" in second
+    with pytest.raises(UsageError):
+        load_target(f"{tmp_path / 'missing.py'}:attention")
