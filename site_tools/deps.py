@@ -34,7 +34,10 @@ FENCE = re.compile(r"^```python[^\n]*\n(?P<code>.*?)^```", re.MULTILINE | re.DOT
 
 
 def _region(path: str, region: str) -> str:
-    text = (ROOT / path).read_text(encoding="utf-8")
+    source = ROOT / path
+    if not source.is_file():  # a path named in prose, not an include
+        return ""
+    text = source.read_text(encoding="utf-8")
     found = re.search(
         rf"# --8<-- \[start:{re.escape(region)}\]\n(?P<body>.*?)"
         rf"^\s*# --8<-- \[end:{re.escape(region)}\]",

@@ -44,6 +44,10 @@ def _key_notebooks_on_code(config) -> None:
 
     folder = NOTEBOOK_CACHE / code_fingerprint(attention_src)[:16]
     plugin.config["cache_dir"] = str(folder)
+    if os.environ.get("ATTENTION_SERVE_DIRTY") and hasattr(plugin, "_used_cache_paths"):
+        # A --dirty rebuild renders no notebook, and mkdocs-jupyter (0.26.3, pinned)
+        # would then evict their executed copies; keep them.
+        plugin._used_cache_paths.update(Path(folder).glob("*.json"))
     if NOTEBOOK_CACHE.is_dir():  # outputs of older code are never read again
         for old in NOTEBOOK_CACHE.iterdir():
             if old != folder and old.is_dir():
@@ -81,10 +85,11 @@ def on_files(files, config, **kwargs):
     # pages that depend on the edited code (site_tools.deps) are rebuilt in two
     # builds: first those that show the edited code in a listing, then, in a
     # build that on_post_build starts at once, every other page that can reach
-    # it. Pages that cannot reach it are not rebuilt. (A full build builds every
-    # page anyway; this only records the fingerprints.)
+    # it. Pages that cannot reach it are not rebuilt.
     global _PENDING_SECOND_BUILD
     _PENDING_SECOND_BUILD = False
+    if not os.environ.get("ATTENTION_SERVE_DIRTY"):
+        return files  # a full build builds every page
     path = _state_path(config)
     state = json.loads(path.read_text("utf-8")) if path.exists() else {}
     newest = _newest_code_mtime()
@@ -95,7 +100,7 @@ def on_files(files, config, **kwargs):
     fingerprints = {f.src_uri: deps.page_fingerprints(Path(f.abs_src_path)) for f in pages}
     first, second = [], []
     for file in pages:
-        if not (os.environ.get("ATTENTION_SERVE_DIRTY") and Path(file.abs_dest_path).exists()):
+        if not Path(file.abs_dest_path).exists():
             continue  # built anyway
         old = state.get("pages", {}).get(file.src_uri)
         new = fingerprints[file.src_uri]

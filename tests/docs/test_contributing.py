@@ -1,0 +1,254 @@
+"""The commands on docs/contributing.md run.
+
+Every line of every ```` ```bash ```` block of the page is one command (a comment
+may follow ``#``; a line ending in ``\\`` is refused, so that a line is always a
+whole command). A line ``export NAME=value`` is not a command: it sets the
+environment of the commands after it in its block, as it would in the reader's
+shell.
+
+Each command is classified here, and a command on the page that is not fails
+the test -- so a new command cannot slip onto the page unchecked, and a listed
+command that left the page must leave these lists too:
+
+- ``AS_WRITTEN``: run as the page writes it, from the repository root;
+- ``INSTEAD``: too slow in full, so a cheaper variant documented on the page
+  runs in its place (each entry says which, and why it stands in);
+- ``ON_THE_BUILT_SITE``: reads ``site/``; runs against the session's strict
+  build (the ``built_site`` fixture, which ``test_build.py`` and
+  ``test_codeblocks.py`` share) instead of a ``site/`` folder in the tree;
+- ``NOT_RUN``: must not run inside the test suite, each with the reason.
+
+``./dev.sh test ARGS`` is set-up, ``ruff check .``, ``ruff format --check .``,
+then ``pytest ARGS`` (:func:`test_dev_sh_test_is_ruff_then_pytest` checks that
+``dev.sh`` still runs exactly that). Here it runs as ``pytest ARGS``: the two
+ruff commands are on the page and run as written (once, not once per
+``./dev.sh test`` line), and set-up is left out because the suite runs after
+it (``./dev.sh test`` and ``.ci/run`` set up first) and because, where
+``pyproject.toml`` changed, it reinstalls the project with pip. ``.venv/bin/`` stands for the
+folder of the interpreter running the tests (``$VENV/bin`` of ``dev.sh``).
+Nested pytest runs get their own temporary root, so they never clean up this
+session's folders.
+
+Runtime: about 20 s for the commands on an idle two-core machine (more while
+other builds share the cores), plus a few seconds on the built site. The build
+itself is shared with the other site tests; run on its own, this file waits the
+2-4 minutes of the build (``-k "not built_site"`` leaves that test out).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "contributing.md"
+BIN = Path(sys.executable).parent
+TIMEOUT = 180  # seconds per command; they take 1-15 s
+
+AS_WRITTEN = {
+    "./dev.sh test tests/test_house_rules.py",
+    "./dev.sh test tests/test_masks.py",
+    "./dev.sh test tests/docs/test_codeblocks.py -k masks --co -q",
+    ".venv/bin/ruff check .",
+    ".venv/bin/ruff format --check .",
+    ".venv/bin/python -m attention_src.bench --help",
+}
+
+INSTEAD = {
+    ".venv/bin/python -m attention_src.bench --quick --out .cache/bench-quick.json": (
+        ".venv/bin/python -m attention_src.bench --quick --sections attention "
+        "--sizes 16 --reps 1 --matmul-n 64 --max-wait-s 0 --out {tmp}/bench-quick.json",
+        "the quick run takes up to a minute; the same command narrowed with the "
+        "options the page names (--sections and the sizes, see --help) runs the "
+        "same code path in seconds, and writes to a temporary folder",
+    ),
+    "./dev.sh test tests/docs/test_codeblocks.py -k masks": (
+        "./dev.sh test tests/docs/test_codeblocks.py -k masks --co -q",
+        "it builds the site and runs every page's copies (minutes) -- the work "
+        "test_codeblocks.py does in this very suite; collecting it checks that "
+        "-k masks selects what the page says",
+    ),
+}
+
+ON_THE_BUILT_SITE = {
+    ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--masks.json",
+}
+
+NOT_RUN = {
+    "./dev.sh serve": "serves until stopped",
+    "./dev.sh test": "the whole suite, which this test is part of (recursion)",
+    "python3 -m venv --system-site-packages .venv": (
+        "set-up, not a check: it would rewrite the environment the suite runs in"
+    ),
+    ".venv/bin/pip install torch --index-url https://download.pytorch.org/whl/cpu": (
+        "a pip install: needs the network and changes the environment"
+    ),
+    "NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict": (
+        "the strict build is what the built_site fixture (tests/docs/conftest.py) "
+        "runs, into a temporary folder, once per session; test_build.py checks it"
+    ),
+    ".venv/bin/python -m site_tools.copyrun site/_copies/*.json": (
+        "every page: test_codeblocks.py runs the same files through the same "
+        "site_tools.copyrun.run_page"
+    ),
+    ".venv/bin/python -m site_tools.copyrun --device cuda site/_copies/*.json": (
+        "every page on CUDA: test_codeblocks.py's cuda run does it where a GPU is "
+        "present (the GPU workflow's runner)"
+    ),
+    ".venv/bin/python -m attention_src.bench --out docs/data/benchmark-cpu.json": (
+        "the full benchmark: over ten minutes, and it rewrites the committed results"
+    ),
+}
+
+# What the page says a command shows; checked in its output.
+SHOWS = {
+    "./dev.sh test tests/docs/test_codeblocks.py -k masks --co -q": [
+        "test_what_the_reader_copies_runs[cpu-chapters/masks.md]",
+        "test_what_the_reader_copies_runs[cuda-chapters/masks.md]",
+        "test_fences_are_written_so_that_the_build_sees_them[chapters/masks.md]",
+        "3/",  # "3/N tests collected": those three and nothing else
+    ],
+    ".venv/bin/python -m attention_src.bench --help": ["--quick", "--out", "--sections"],
+    ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--masks.json": [
+        " passed, 0 failed"
+    ],
+}
+
+DEV_SH_TEST = re.compile(r"^\./dev\.sh test(?P<args>( .+)?)$")
+EXPORT = re.compile(r"^export (?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>\S*)$")
+
+
+def page_commands(text: str) -> list[tuple[str, dict[str, str]]]:
+    """``(command, exported environment)`` for each command line of the page's
+    top-level ```bash blocks, comments removed and spaces collapsed."""
+    commands = []
+    inside = None  # the fence that closes the current block
+    is_bash = False
+    env: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        fence = re.match(r"^(`{3,})(.*)$", line)
+        if inside is None:
+            if fence:
+                inside, is_bash, env = fence[1], fence[2].strip() == "bash", {}
+            continue
+        if fence and line.strip() == inside:
+            inside = None
+            continue
+        if not is_bash:
+            continue
+        command = re.sub(r"(^|\s)#.*$", "", line).strip()
+        if not command:
+            continue
+        assert not command.endswith("\\"), f"line {number}: one command per line, please"
+        if exported := EXPORT.match(command):
+            env[exported["name"]] = exported["value"]
+            continue
+        commands.append((" ".join(command.split()), dict(env)))
+    return commands
+
+
+COMMANDS = page_commands(PAGE.read_text(encoding="utf-8"))
+
+
+def here(command: str) -> str:
+    """The command as a shell line for this interpreter's environment."""
+    match = DEV_SH_TEST.match(command)
+    if match:  # set-up and ruff left out: see the module's docstring
+        command = f".venv/bin/python -m pytest{match['args'] or ''}"
+    return command.replace(".venv/bin/", shlex.quote(str(BIN)) + "/")
+
+
+_OUTPUTS: dict[tuple[str, tuple], str] = {}  # a shell line already run: its output
+
+
+def run(command: str, env: dict[str, str], tmp_path: Path, replace=None) -> str:
+    """Run the command as :func:`here` writes it (once per session: a cheaper
+    variant that is also on the page as written is not run twice)."""
+    shell = here(command)
+    for old, new in (replace or {}).items():
+        shell = shell.replace(old, new)
+    key = (shell, tuple(sorted(env.items())))
+    if key in _OUTPUTS:
+        return _OUTPUTS[key]
+    environment = dict(os.environ, **env, PYTEST_DEBUG_TEMPROOT=str(tmp_path))
+    proc = subprocess.run(
+        ["bash", "-c", shell],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{command!r} (run as {shell!r}) failed:\n{output[-4000:]}"
+    _OUTPUTS[key] = output
+    return output
+
+
+def cases(listed) -> list:
+    """The page's commands in ``listed``, as pytest parameters named by the command."""
+    return [pytest.param(c, env, id=c) for c, env in COMMANDS if c in listed]
+
+
+def test_every_command_on_the_page_is_run_or_excused():
+    on_page = {command for command, _ in COMMANDS}
+    assert on_page, "no ```bash commands found on docs/contributing.md"
+    listed = [AS_WRITTEN, set(INSTEAD), ON_THE_BUILT_SITE, set(NOT_RUN)]
+    unknown = sorted(on_page - set().union(*listed))
+    assert not unknown, (
+        "commands on docs/contributing.md that tests/docs/test_contributing.py "
+        f"neither runs nor lists with a reason: {unknown}"
+    )
+    stale = sorted(set().union(*listed) - on_page)
+    assert not stale, f"listed here but no longer on the page: {stale}"
+    for a in range(len(listed)):
+        for b in range(a + 1, len(listed)):
+            assert not listed[a] & listed[b], f"listed twice: {listed[a] & listed[b]}"
+    assert all(reason.strip() for reason in NOT_RUN.values())
+    assert all(variant and why.strip() for variant, why in INSTEAD.values())
+
+
+def test_dev_sh_test_is_ruff_then_pytest():
+    """What ``./dev.sh test ARGS`` runs: set-up, the two ruff commands of the
+    page, then pytest with ARGS -- what ``here()`` relies on."""
+    script = (ROOT / "dev.sh").read_text(encoding="utf-8")
+    case = script[script.index("  test)") : script.index(";;", script.index("  test)"))]
+    steps = [line.strip() for line in case.splitlines()[1:] if line.strip()]
+    steps = [s for s in steps if not s.startswith("echo")]
+    assert steps == [
+        "setup",
+        "install_browser",
+        '"$VENV/bin/ruff" check .',
+        '"$VENV/bin/ruff" format --check .',
+        'exec "$VENV/bin/python" -m pytest "${@:2}"',
+    ], steps
+    assert {".venv/bin/ruff check .", ".venv/bin/ruff format --check ."} <= AS_WRITTEN
+
+
+@pytest.mark.parametrize(("command", "env"), cases(AS_WRITTEN))
+def test_command_runs_as_written(command, env, tmp_path):
+    output = run(command, env, tmp_path)
+    for expected in SHOWS.get(command, []):
+        assert expected in output, f"{command!r} should show {expected!r}:\n{output[-3000:]}"
+
+
+@pytest.mark.parametrize(("command", "env"), cases(INSTEAD))
+def test_cheaper_variant_runs(command, env, tmp_path):
+    variant, _why = INSTEAD[command]
+    output = run(variant.format(tmp=tmp_path), env, tmp_path)
+    for expected in SHOWS.get(variant, []):
+        assert expected in output, f"{variant!r} should show {expected!r}:\n{output[-3000:]}"
+
+
+@pytest.mark.parametrize(("command", "env"), cases(ON_THE_BUILT_SITE))
+def test_command_runs_on_the_built_site(command, env, tmp_path, built_site):
+    output = run(command, env, tmp_path, {" site/": f" {shlex.quote(str(built_site.dir))}/"})
+    for expected in SHOWS.get(command, []):
+        assert expected in output, f"{command!r} should show {expected!r}:\n{output[-3000:]}"
