@@ -26,6 +26,7 @@ import html
 import io
 import linecache
 import re
+import textwrap
 import traceback
 from itertools import count
 
@@ -77,7 +78,11 @@ def _runner(raises: str | None):
             output = _execute(code, session)
         except Exception as error:
             if expected is not None and isinstance(error, expected):
-                return "".join(traceback.format_exception_only(type(error), error))
+                # the shown message, reflowed to the code column (84)
+                shown = "".join(traceback.format_exception_only(type(error), error))
+                wrap = textwrap.TextWrapper(84, subsequent_indent="  ", break_long_words=False)
+                wrap.break_on_hyphens = False
+                return "".join(wrap.fill(line) + "\n" for line in shown.splitlines())
             trace = "".join(traceback.format_exception(error))
             raise ExecutionError(f"```text\n{trace}```") from error
         if expected is not None:

@@ -7,6 +7,11 @@ images (loaded, with alt text), math (every formula typeset by KaTeX, no raw del
 and copy buttons on code blocks.  It also saves full-page screenshots of the scaled dot-product
 attention chapter in light and dark mode to ``test-artifacts/``.
 
+A second pass over every page (:func:`page_reports`, once per module) checks what a reader meets:
+the copy buttons copy exactly what the build extracted (``site_tools.copytext.page_copies``),
+output boxes read as output, no code or output box is cut off at 1280 px, and no figure shows as
+its ``repr``.
+
 Needs Playwright for Python (the ``test`` extra) and a Chromium executable, e.g. Debian's
 ``chromium``; never ``playwright install``.  Without either, the tests are skipped.
 """
@@ -24,6 +29,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from site_tools.copytext import page_copies
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -112,10 +119,12 @@ INSPECT_JS = r"""async () => {
   const content = document.querySelector('.md-content');
   if (content && !isNotebook) check(content, 'page text', false);
 
-  // Copy buttons on every code block (notebook cells are rendered without them).
+  // Copy buttons on every code block (notebook cells are rendered without them); output boxes
+  // (.no-copy) have none, which test_output_boxes_look_like_output checks.
   if (!isNotebook) {
     for (const code of document.querySelectorAll('.md-content pre > code')) {
       const pre = code.parentElement;
+      if (pre.closest('.no-copy')) continue;
       if (!pre.querySelector('.md-code__button[data-md-type="copy"], .md-clipboard')) {
         out.copy.push(`code block without copy button: ${pre.id ? '#' + pre.id + ' ' : ''}` +
                       short(code.textContent, 60));
@@ -299,3 +308,335 @@ def test_chapter_screenshot(browser, site_url, artifacts_dir, mode, scheme):
     else:
         assert background > 0.75, f"light mode background is not light (luminance {background:.2f})"
     assert shot.stat().st_size > 10_000, f"{shot} looks empty"
+
+
+# --- what a reader meets on every page: copies, output boxes, widths, figures ---------------------
+
+COPY_BUTTON = 'button.md-code__button[data-md-type="copy"], .md-clipboard'
+# A page's Python blocks as site_tools.copytext.page_copies reads them (not mkdocstrings' boxes);
+# LAYOUT_JS and COPY_TARGETS_JS take it as their argument.
+PAGE_BLOCKS = {
+    "blocks": ".md-content div.language-python.highlight",
+    "notThese": ".doc-object, .doc-signature",
+    "button": COPY_BUTTON,
+}
+
+# Records every text a copy button puts on the clipboard, by the two ways the site's buttons write
+# it: Material's (clipboard.js: a selected textarea and execCommand('copy'), so a 'copy' event) and
+# mkdocs-jupyter's <clipboard-copy> (navigator.clipboard.writeText).  The buttons' own code runs;
+# test_recorded_copy_is_what_the_clipboard_gets checks the record against the real clipboard.
+COPY_INIT_JS = """
+window.__copies = [];
+document.addEventListener('copy', (event) => {
+  const el = event.target;
+  const text = el && (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT')
+    ? el.value.slice(el.selectionStart, el.selectionEnd)
+    : String(document.getSelection());
+  window.__copies.push(text);
+}, true);
+if (navigator.clipboard) {
+  const write = navigator.clipboard.writeText.bind(navigator.clipboard);
+  navigator.clipboard.writeText = (text) => {
+    window.__copies.push(String(text));
+    return write(text);
+  };
+}
+"""
+
+# Returns {overflow, outputs, figure} for the loaded page; opens every <details> and shows every
+# content tab first, so that hidden boxes are measured too.
+LAYOUT_JS = r"""(sel) => {
+  const short = (s, n = 60) => {
+    s = (s || '').replace(/\s+/g, ' ').trim();
+    return s.length > n ? s.slice(0, n) + '…' : s;
+  };
+  for (const d of document.querySelectorAll('.md-content details')) d.open = true;
+  const style = document.createElement('style');
+  style.textContent = '.md-typeset .tabbed-content > .tabbed-block { display: block !important; }';
+  document.head.append(style);
+
+  // Nothing cut off: every code, output and notebook box fits its content at this width.
+  const overflow = [];
+  const boxes = document.querySelectorAll(
+    '.md-content pre > code, .md-content .jp-InputArea pre, .md-content .jp-OutputArea pre');
+  boxes.forEach((box, i) => {
+    // Jupyter's CSS wraps notebook text (pre-wrap), which breaks a line mid-word instead of
+    // overflowing: measure notebook boxes unwrapped.
+    const notebook = !!box.closest('.jp-InputArea, .jp-OutputArea');
+    const wrap = box.style.whiteSpace;
+    if (notebook) box.style.whiteSpace = 'pre';
+    const over = box.scrollWidth - box.clientWidth;
+    if (notebook) box.style.whiteSpace = wrap;
+    if (over > 1) {
+      const kind = box.closest('.exec-output') ? 'output box'
+        : box.closest('.jp-InputArea') ? 'notebook cell'
+        : box.closest('.jp-OutputArea') ? 'notebook output'
+        : box.closest('.doc-object, .doc-signature') ? 'API box' : 'code box';
+      const longest = Math.max(...box.textContent.split('\n').map((l) => l.length));
+      overflow.push(`box ${i + 1} (${kind}, longest line ${longest} chars) ` +
+                    `${notebook ? 'wraps' : 'overflows'} by ${over} px: ${short(box.textContent)}`);
+    }
+  });
+
+  // Output looks like output: unfilled, labelled, no copy button, right after its code.
+  const outputs = [];
+  const look = (box) => {
+    const c = getComputedStyle(box.querySelector('pre > code'));
+    return [c.backgroundColor, c.borderLeftWidth, c.borderLeftStyle, c.borderLeftColor].join(' ');
+  };
+  for (const out of document.querySelectorAll('.md-content div.exec-output')) {
+    const where = `output box "${short(out.textContent, 50)}"`;
+    const code = out.previousElementSibling;
+    if (out.querySelector(sel.button)) {
+      outputs.push(`${where} has a copy button`);
+    }
+    if (!out.classList.contains('no-copy')) outputs.push(`${where} is not marked no-copy`);
+    const label = getComputedStyle(out, '::before').content;
+    if (!label || label === 'none' || label === 'normal') outputs.push(`${where} has no label`);
+    if (!code || !code.matches('div.language-python.highlight')) {
+      outputs.push(`${where} does not follow a Python code box`);
+    } else if (look(code) === look(out)) {
+      outputs.push(`${where} looks like its code box (${look(out)})`);
+    }
+  }
+  const blocks = [...document.querySelectorAll(sel.blocks)]
+    .filter((block) => !block.closest(sel.notThese) && block.querySelector('code'));
+  for (const block of blocks) {
+    const next = block.nextElementSibling;
+    const where = `code box "${short(block.querySelector('code').textContent, 50)}"`;
+    const isOutput = next && next.matches('div.highlight')
+      && /(^|\s)language-(text|pycon|console)(\s|$)/.test(next.className);
+    if (isOutput && !next.classList.contains('exec-output')) {
+      outputs.push(`${where} is followed by an unmarked output box: ` +
+                   `"${short(next.textContent, 50)}"`);
+    }
+    const raises = block.dataset.raises;
+    if (raises && !(isOutput && next.classList.contains('exec-error'))) {
+      outputs.push(`${where} raises ${raises} but is not followed by an error box`);
+    } else if (raises && !next.textContent.split('\n')[0].includes(raises)) {
+      outputs.push(`${where} raises ${raises}; its box says "${short(next.textContent, 50)}"`);
+    }
+  }
+
+  // No figure shown as its repr ("<Figure size 640x480 with 1 Axes>").
+  const text = document.body.innerText;
+  const figure = [...text.matchAll(/<Figure size[^>\n]*>?/g)].map((m) => m[0]);
+  return {overflow, outputs, figure};
+}"""
+
+# Lists the page's copy buttons (Python blocks in page order, then notebook cells), each with the
+# text its block shows (what is rendered: elements hidden by CSS left out), and numbers the buttons
+# for COPY_ONE_JS.
+COPY_TARGETS_JS = r"""(sel) => {
+  const visible = (el) => {
+    let text = '';
+    const walk = (node) => {
+      if (node.nodeType === Node.TEXT_NODE) text += node.data;
+      else if (node.nodeType === Node.ELEMENT_NODE && getComputedStyle(node).display !== 'none') {
+        node.childNodes.forEach(walk);
+      }
+    };
+    walk(el);
+    return text.replace(/\s+$/, '');
+  };
+  const out = [];
+  const blocks = [...document.querySelectorAll(sel.blocks)]
+    .filter((block) => !block.closest(sel.notThese) && block.querySelector('code'));
+  for (const block of blocks) {
+    const button = block.querySelector(sel.button);
+    if (button) button.dataset.copyTest = String(out.length);
+    out.push({kind: 'python', button: !!button, shown: visible(block.querySelector('code'))});
+  }
+  for (const button of document.querySelectorAll('.md-content clipboard-copy')) {
+    const cell = button.closest('.jp-InputArea, .jp-Cell');
+    const pre = cell && cell.querySelector('.highlight-ipynb pre, pre');
+    button.dataset.copyTest = String(out.length);
+    out.push({kind: 'notebook', button: true, shown: pre ? visible(pre) : ''});
+  }
+  return out;
+}"""
+# Clicks copy button number ``i`` and returns what it copied (null: nothing).  One call per
+# button: Playwright runs each evaluate with a fresh user gesture, which copying needs.
+COPY_ONE_JS = """(i) => {
+  window.__copies = [];
+  document.querySelector(`[data-copy-test="${i}"]`).click();
+  const got = window.__copies;
+  return got.length ? got[got.length - 1] : null;
+}"""
+
+
+def _in_order(needles: list[str], haystack: list[str]) -> str | None:
+    """The first of ``needles`` that is not in ``haystack`` after the previous one, else None."""
+    at = 0
+    for needle in needles:
+        try:
+            at = haystack.index(needle, at) + 1
+        except ValueError:
+            return needle
+    return None
+
+
+def _first_difference(a: str, b: str) -> str:
+    la, lb = a.splitlines(), b.splitlines()
+    for n, (x, y) in enumerate(zip(la, lb, strict=False), start=1):
+        if x != y:
+            return f"line {n}: copied {x!r}, extracted {y!r}"
+    return f"copied {len(la)} lines, extracted {len(lb)}"
+
+
+@pytest.fixture(scope="module")
+def page_reports(browser, site_url, built_site) -> dict[str, dict]:
+    """Every page opened once at 1280x900: its layout report (:data:`LAYOUT_JS`), what each of
+    its copy buttons copies (:data:`COPY_TARGETS_JS`) and the problems of loading it."""
+    pages = _site_pages(built_site.dir)
+    reports: dict[str, dict] = {}
+    for start in range(0, len(pages), BATCH):
+        opened = []
+        for rel in pages[start : start + BATCH]:
+            problems: list[str] = []
+            context = _new_context(
+                browser, site_url, problems, permissions=["clipboard-read", "clipboard-write"]
+            )
+            context.add_init_script(COPY_INIT_JS)
+            page = context.new_page()
+            opened.append((rel, problems, context, page))
+            try:
+                page.goto(site_url + rel, wait_until="commit")
+            except Exception as exc:
+                problems.append(f"could not open the page: {type(exc).__name__}: {exc}")
+        for rel, problems, context, page in opened:
+            report = {"overflow": [], "outputs": [], "figure": [], "copies": None}
+            try:
+                _settle(page)
+                report.update(page.evaluate(LAYOUT_JS, PAGE_BLOCKS))
+                copies = page.evaluate(COPY_TARGETS_JS, PAGE_BLOCKS)
+                for n, block in enumerate(copies):
+                    block["copied"] = page.evaluate(COPY_ONE_JS, n) if block["button"] else None
+                report["copies"] = copies
+            except Exception as exc:  # a timeout on one page must not hide the others
+                problems.append(f"could not check the page: {type(exc).__name__}: {exc}")
+            finally:
+                context.close()
+            report["problems"] = problems
+            reports[rel] = report
+    return reports
+
+
+def _fail_per_page(found: dict[str, list[str]], what: str, checked: int) -> None:
+    found = {page: items for page, items in found.items() if items}
+    if found:
+        total = sum(len(items) for items in found.values())
+        report = "\n".join(
+            f"/{page} ({len(items)})\n" + "\n".join(f"  - {item}" for item in items)
+            for page, items in found.items()
+        )
+        pytest.fail(f"{what}: {total} on {len(found)} of {checked} pages:\n{report}", pytrace=False)
+
+
+def _unchecked(report: dict) -> list[str]:
+    return [f"not checked: {p}" for p in report["problems"] if p.startswith("could not")]
+
+
+def test_copy_buttons_copy_what_the_build_extracted(page_reports, built_site):
+    """Each copy button, clicked, copies exactly the text ``page_copies`` reads from the built HTML
+    (which the doc tests run), block by block in page order; no copy is empty, and each holds the
+    lines its block shows, in order."""
+    found: dict[str, list[str]] = {}
+    for rel, report in page_reports.items():
+        problems = found.setdefault(rel, _unchecked(report))
+        if report["copies"] is None:
+            continue
+        html_text = (built_site.dir / rel / "index.html").read_text(encoding="utf-8")
+        extracted = page_copies(html_text)
+        copies = report["copies"]
+        if len(copies) != len(extracted):
+            problems.append(
+                f"{len(copies)} copy buttons' blocks in the browser, {len(extracted)} blocks "
+                "extracted by page_copies"
+            )
+        for n, (got, block) in enumerate(zip(copies, extracted, strict=False), start=1):
+            where = f"block {n} ({got['kind']}{', ' + block.listing if block.listing else ''})"
+            if not got["button"]:
+                problems.append(f"{where} has no copy button")
+                continue
+            if got["copied"] is None:
+                problems.append(f"{where}: its copy button copied nothing")
+                continue
+            copied = got["copied"].rstrip()
+            if not copied:
+                problems.append(f"{where}: the copy is empty")
+            elif copied != block.code.rstrip():
+                problems.append(
+                    f"{where}: the copy differs from page_copies: "
+                    + _first_difference(copied, block.code.rstrip())
+                )
+            missing = _in_order(
+                [line.rstrip() for line in got["shown"].splitlines()],
+                [line.rstrip() for line in copied.splitlines()],
+            )
+            if missing is not None:
+                problems.append(f"{where}: the copy lacks the shown line {missing!r} (in order)")
+    blocks = sum(len(r["copies"] or ()) for r in page_reports.values())
+    assert blocks > 0, "no copy button found on any page: the block discovery is broken"
+    _fail_per_page(found, "copy buttons that do not copy what the build extracted", len(found))
+
+
+def test_recorded_copy_is_what_the_clipboard_gets(browser, site_url, built_site):
+    """The record of COPY_INIT_JS is what lands on the real clipboard, for a real mouse click on a
+    listing's copy button (Material) and on a notebook cell's (mkdocs-jupyter)."""
+    cases = [
+        ("chapters/masks/", f"div.language-python.highlight.listing :is({COPY_BUTTON})"),
+        ("labs/scaled-dot-product-lab/", ".md-content clipboard-copy"),
+    ]
+    problems: list[str] = []
+    context = _new_context(
+        browser, site_url, problems, permissions=["clipboard-read", "clipboard-write"]
+    )
+    context.add_init_script(COPY_INIT_JS)
+    results = []
+    try:
+        page = context.new_page()
+        for rel, selector in cases:
+            page.goto(site_url + rel)
+            _settle(page)
+            page.evaluate("navigator.clipboard.writeText('')")
+            page.evaluate("window.__copies = []")
+            page.locator(selector).first.click()
+            page.wait_for_function("window.__copies.length > 0")
+            page.wait_for_function("async () => (await navigator.clipboard.readText()) !== ''")
+            clipboard = page.evaluate("navigator.clipboard.readText()")
+            recorded = page.evaluate("window.__copies[window.__copies.length - 1]")
+            results.append((rel, clipboard, recorded))
+    finally:
+        context.close()
+    for rel, clipboard, recorded in results:
+        assert clipboard.strip(), f"/{rel}: the click put nothing on the clipboard"
+        assert recorded == clipboard, (
+            f"/{rel}: recorded {recorded[:80]!r}, clipboard {clipboard[:80]!r}"
+        )
+        extracted = page_copies((built_site.dir / rel / "index.html").read_text(encoding="utf-8"))
+        assert clipboard.rstrip() in {b.code.rstrip() for b in extracted}, (
+            f"/{rel}: the clipboard holds no block's extracted copy: {clipboard[:80]!r}"
+        )
+
+
+def test_output_boxes_look_like_output(page_reports):
+    """Every output box of an exec block (``div.exec-output``) follows its code box, is labelled,
+    has no copy button and is styled unlike a code box; no Python block is followed by an
+    unmarked text/pycon/console box; a block marked ``raises`` is followed by its error box."""
+    found = {rel: _unchecked(r) + r["outputs"] for rel, r in page_reports.items()}
+    _fail_per_page(found, "output boxes that do not read as output", len(found))
+
+
+def test_no_code_box_is_cut_off(page_reports):
+    """At a 1280x900 window every code box, output box and notebook cell shows its longest line
+    whole: ``scrollWidth <= clientWidth`` (1 px of rounding allowed; notebook boxes measured with
+    their wrapping turned off)."""
+    found = {rel: _unchecked(r) + r["overflow"] for rel, r in page_reports.items()}
+    _fail_per_page(found, f"boxes cut off at {VIEWPORT['width']} px", len(found))
+
+
+def test_no_figure_shows_as_its_repr(page_reports):
+    """No page's text holds ``<Figure size ...>``: every figure is drawn, not printed."""
+    found = {rel: _unchecked(r) + r["figure"] for rel, r in page_reports.items()}
+    _fail_per_page(found, "figures shown as text", len(found))

@@ -72,3 +72,19 @@ def test_figures_are_svg_with_alt_text(built_site):
     for img in figures:
         assert img["src"].startswith("data:image/svg+xml;base64,")
         assert len(img.get("alt", "").split()) >= 5, "alt text should say what the figure shows"
+
+
+def test_labs_offer_their_notebook_for_download(built_site):
+    """The labs say "download it (button at the top of the page)": the button is there
+    and its relative link reaches the notebook the build copied next to the page."""
+    import json
+
+    labs = [p.parent for p in (built_site.dir / "labs").glob("*/index.html")]
+    assert len(labs) >= 2, "the labs were not built"
+    for lab in labs:
+        soup = BeautifulSoup((lab / "index.html").read_text(encoding="utf-8"), "html.parser")
+        link = soup.select_one("a.notebook-download")
+        assert link is not None, f"{lab.name}: no download button"
+        assert not EXTERNAL.match(link["href"]) and not link["href"].startswith("/")
+        notebook = json.loads((lab / link["href"]).read_text(encoding="utf-8"))
+        assert notebook["cells"], f"{lab.name}: the downloaded notebook is empty"
