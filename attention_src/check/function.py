@@ -4,6 +4,7 @@ wrong variants of the computation (see ``variants``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -262,7 +263,11 @@ def _nondeterministic(fn, case: _Case, convention: str) -> Finding | None:
 
 
 def check_function(
-    fn, *, mask_convention: str = "auto", device=None, name: str | None = None
+    fn: Callable,
+    *,
+    mask_convention: str = "auto",
+    device: torch.device | str | None = None,
+    name: str | None = None,
 ) -> Report:
     """Check an attention function against ``F.scaled_dot_product_attention``.
 

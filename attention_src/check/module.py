@@ -8,6 +8,7 @@ root cause and lists the rest under it."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -328,11 +329,11 @@ def _plain_facts(probe, facts) -> tuple:
 
 
 def check_module(
-    factory,
+    factory: Callable,
     *,
     mask_convention: str = "auto",
     seq_first: bool = False,
-    device=None,
+    device: torch.device | str | None = None,
     d_model: int = 12,
     num_heads: int = 3,
     name: str | None = None,
