@@ -38,7 +38,14 @@ from typing import Any, TypeVar
 
 import torch
 
-__all__ = ["cache_dir", "cache_key", "cached", "code_fingerprint", "reachable_code"]
+__all__ = [
+    "cache_dir",
+    "cache_key",
+    "cached",
+    "code_fingerprint",
+    "free_names",
+    "reachable_code",
+]
 
 T = TypeVar("T")
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -84,8 +91,8 @@ class _Strip(ast.NodeTransformer):
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _body  # noqa: N815
 
 
-def _free_names(source: str) -> set[str]:
-    """Names the source reads but does not bind at its top level."""
+def free_names(source: str) -> set[str]:
+    """Names the source reads but does not bind at top level (builtins excluded)."""
     top = symtable.symtable(source, "<code>", "exec")
     bound = {
         s.get_name()
@@ -160,7 +167,7 @@ class _Module:
 
     def _define(self, names: list[str], node: ast.AST) -> None:
         code = ast.unparse(_Strip().visit(node))
-        uses = _free_names(code)
+        uses = free_names(code)
         # A module named in a string (``python -m attention_src.bench ...`` run
         # in a subprocess) is reached as a whole.
         uses |= {

@@ -25,16 +25,16 @@ them; the doc tests run exactly those texts.
 from __future__ import annotations
 
 import ast
-import builtins
 import html
 import json
 import re
-import symtable
 import sys
 from dataclasses import asdict, dataclass
 from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
+
+from attention_src.cache import free_names
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "attention_src"
@@ -127,29 +127,6 @@ def _read_module(path: Path, module: str) -> _Module:
 def _module_path(module: str) -> Path:
     path = ROOT / (module.replace(".", "/") + ".py")
     return path if path.exists() else ROOT / module.replace(".", "/") / "__init__.py"
-
-
-def free_names(code: str) -> set[str]:
-    """Names the code reads but does not bind itself (builtins excluded)."""
-    top = symtable.symtable(code, "<listing>", "exec")
-    bound = {
-        s.get_name()
-        for s in top.get_symbols()
-        if s.is_assigned() or s.is_imported() or s.is_namespace()
-    }
-    wanted: set[str] = set()
-
-    def visit(table: symtable.SymbolTable) -> None:
-        for symbol in table.get_symbols():
-            if not symbol.is_referenced():
-                continue
-            if table is top or symbol.is_global():
-                wanted.add(symbol.get_name())
-        for child in table.get_children():
-            visit(child)
-
-    visit(top)
-    return {n for n in wanted - bound if not hasattr(builtins, n)}
 
 
 def _from_imports(bindings: list[_Binding]) -> list[str]:
