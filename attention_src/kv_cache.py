@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import check_positive_int
+from .checks import check_heads, check_positive_int, shape_str
 from .masks import causal_mask
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .scaled_dot_product import scaled_dot_product_attention
@@ -28,13 +28,16 @@ __all__ = [
 
 # --8<-- [start:kv_cache]
 class KVCache:
-    """Per-layer keys and values, each ``(B, H, S, Dh)``; ``S`` grows as tokens
+    """Per-layer keys and values, each ``(B, G, S, Dh)``; ``S`` grows as tokens
     arrive.
 
-    ``append(layer, k, v)`` stores the new ``(B, H, L, Dh)`` keys and values
-    after the cached ones and returns the whole ``(B, H, S + L, Dh)`` pair.
+    ``G`` is the number of key/value heads: ``G = H`` for multi-head
+    attention, fewer when query heads share them (grouped-query attention).
+    ``append(layer, k, v)`` stores the new ``(B, G, L, Dh)`` keys and values
+    after the cached ones and returns the whole ``(B, G, S + L, Dh)`` pair.
     ``length`` is the number of cached positions, which is also the absolute
-    position of the next token.
+    position of the next token; ``layer_length(layer)`` is the same count for
+    one layer (while a step runs, the layers before it are one step ahead).
     """
 
     def __init__(self, num_layers: int):
@@ -46,15 +49,41 @@ class KVCache:
     def length(self) -> int:
         return 0 if self.keys[-1] is None else self.keys[-1].size(2)
 
+    def layer_length(self, layer: int) -> int:
+        self._check_layer(layer)
+        return 0 if self.keys[layer] is None else self.keys[layer].size(2)
+
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
+        self._check_layer(layer)
         if self.keys[layer] is not None:
-            k = torch.cat([self.keys[layer], k], dim=2)  # (B, H, S + L, Dh)
-            v = torch.cat([self.values[layer], v], dim=2)  # (B, H, S + L, Dh)
+            self._check_fits(layer, k, v)
+            k = torch.cat([self.keys[layer], k], dim=2)  # (B, G, S + L, Dh)
+            v = torch.cat([self.values[layer], v], dim=2)  # (B, G, S + L, Dh)
         self.keys[layer], self.values[layer] = k, v
         return k, v
 
+    # --8<-- [end:kv_cache]
 
-# --8<-- [end:kv_cache]
+    def _check_layer(self, layer) -> None:
+        n = len(self.keys)
+        if isinstance(layer, bool) or not isinstance(layer, int):
+            raise TypeError(f"layer must be an int, got {type(layer).__name__}")
+        if not 0 <= layer < n:
+            raise ValueError(f"layer must be in [0, {n}), got {layer}")
+
+    def _check_fits(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> None:
+        old = self.keys[layer]
+        for name, new in (("k", k), ("v", v)):
+            if (
+                new.dim() != 4
+                or new.shape[:2] != old.shape[:2]
+                or (new.size(3) != old.size(3))
+            ):
+                raise ValueError(
+                    f"{name} of shape {shape_str(new.shape)} does not fit the "
+                    f"cache of layer {layer}, {shape_str(old.shape)} (B, G, S, "
+                    "Dh): B, G and Dh must match"
+                )
 
 
 # --8<-- [start:cached_attention]
@@ -159,14 +188,40 @@ def count_kv_projections(
 
 
 def kv_cache_bytes_per_token(
-    num_layers: int, d_model: int, bytes_per_element: int
+    num_layers: int,
+    d_model: int,
+    bytes_per_element: int,
+    *,
+    num_heads: int | None = None,
+    num_kv_heads: int | None = None,
 ) -> int:
-    """Bytes the cache holds per token: K and V, every layer, ``d_model = H * Dh``
-    each."""
+    """Bytes the cache holds per token: K and V, every layer.
+
+    With multi-head attention each of K and V is ``d_model = H * Dh`` wide.
+    With ``G = num_kv_heads`` key/value heads shared by ``H = num_heads``
+    query heads (grouped-query attention) it is ``G * Dh``, ``H / G`` times
+    less; both counts are needed, to know ``Dh = d_model / H``.
+    """
     for name, value in (
         ("num_layers", num_layers),
         ("d_model", d_model),
         ("bytes_per_element", bytes_per_element),
     ):
         check_positive_int(name, value)
-    return 2 * num_layers * d_model * bytes_per_element
+    width = d_model  # G * Dh, which is H * Dh = d_model without sharing
+    if num_kv_heads is not None or num_heads is not None:
+        if num_kv_heads is None or num_heads is None:
+            raise ValueError(
+                "pass num_heads and num_kv_heads together: the cache width is "
+                "num_kv_heads * (d_model / num_heads)"
+            )
+        check_heads(d_model, num_heads)
+        check_positive_int("num_kv_heads", num_kv_heads)
+        if num_heads % num_kv_heads:
+            raise ValueError(
+                f"num_heads ({num_heads}) must be divisible by num_kv_heads "
+                f"({num_kv_heads}): each key/value head serves the same number "
+                "of query heads"
+            )
+        width = num_kv_heads * (d_model // num_heads)
+    return 2 * num_layers * width * bytes_per_element

@@ -1,0 +1,169 @@
+"""Rotary position embedding (RoPE; Su et al., 2021).
+
+Instead of adding a position vector to the tokens, RoPE rotates every query
+and key by an angle proportional to its position, pair of features by pair of
+features, just before the dot product. The score of a query at position ``p``
+and a key at position ``j`` then depends on their contents and on ``j - p``
+only: the absolute positions cancel.
+
+The layout is Llama's ("rotate half"): feature ``i`` of the first half of the
+head pairs with feature ``i`` of the second half, and the pair turns by the
+angle ``position * base ** (-2 i / Dh)``. This is exactly transformers'
+``apply_rotary_pos_emb`` with ``LlamaRotaryEmbedding``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .checks import check_floating, check_ndim, check_positive_int, shape_str
+
+__all__ = ["rope_angles", "rotate_half", "apply_rope", "RotaryEmbedding"]
+
+
+def _check_positions(positions, length: int | None = None) -> None:
+    if not isinstance(positions, torch.Tensor):
+        raise TypeError(
+            "positions must be a 1-D integer tensor (L,), got "
+            f"{type(positions).__name__}"
+        )
+    if positions.is_floating_point() or positions.dtype == torch.bool:
+        raise TypeError(
+            f"positions must hold integer positions, got dtype {positions.dtype}"
+        )
+    if positions.dim() != 1:
+        raise ValueError(
+            f"positions must be 1-D (L,), got shape {shape_str(positions.shape)}"
+        )
+    if length is not None and positions.numel() != length:
+        raise ValueError(
+            f"positions has {positions.numel()} entries, but x has L = {length} "
+            "positions (dimension 2 of (B, H, L, Dh))"
+        )
+
+
+def _check_head_dim(head_dim) -> None:
+    check_positive_int("head_dim", head_dim)
+    if head_dim % 2:
+        raise ValueError(
+            f"head_dim must be even for RoPE, got {head_dim}: the features turn "
+            "in pairs, feature i with feature i + head_dim / 2"
+        )
+
+
+def _check_base(base) -> None:
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or base <= 1:
+        raise ValueError(f"base must be a number > 1, got {base!r}")
+
+
+# --8<-- [start:rope_angles]
+def rope_angles(
+    positions: torch.Tensor,
+    head_dim: int,
+    base: float = 10000.0,
+    *,
+    dtype: torch.dtype | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(cos, sin)``, each ``(L, head_dim)``: the cosine and sine of the angle
+    by which each feature pair turns at each position.
+
+    Pair ``i`` (features ``i`` and ``i + head_dim / 2``) turns with the
+    frequency ``base ** (-2 i / head_dim)``; the frequencies are repeated
+    twice along the last dimension, once for each feature of a pair.
+
+    Args:
+        positions: ``(L,)`` integer positions (need not start at 0).
+        head_dim: Dh, even.
+        base: sets the slowest frequency; 10000 in the original paper.
+        dtype: of the result; float32 by default. The angles themselves are
+            computed in float64.
+    """
+    _check_positions(positions)
+    _check_head_dim(head_dim)
+    _check_base(base)
+    f64 = dict(device=positions.device, dtype=torch.float64)
+    two_i = torch.arange(0, head_dim, 2, **f64)  # (Dh/2,)
+    inv_freq = base ** (-two_i / head_dim)  # (Dh/2,): 1, ..., about 1/base
+    angle = positions.to(torch.float64)[:, None] * inv_freq  # (L, Dh/2)
+    angle = torch.cat([angle, angle], dim=-1)  # (L, Dh): each pair twice
+    dtype = torch.float32 if dtype is None else dtype
+    return angle.cos().to(dtype), angle.sin().to(dtype)
+
+
+# --8<-- [end:rope_angles]
+
+
+# --8<-- [start:apply_rope]
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """``(x1, x2) -> (-x2, x1)`` on the two halves of the last dimension: each
+    pair ``(a, b)`` turned by 90 degrees."""
+    x1, x2 = x.chunk(2, dim=-1)  # (..., Dh/2) each
+    return torch.cat([-x2, x1], dim=-1)  # (..., Dh)
+
+
+def apply_rope(
+    x: torch.Tensor,
+    positions: torch.Tensor | None = None,
+    *,
+    base: float = 10000.0,
+    offset: int = 0,
+) -> torch.Tensor:
+    """Rotate queries or keys ``x`` ``(B, H, L, Dh)`` by their positions.
+
+    Each pair ``(a, b)`` at position ``p`` becomes
+    ``(a cos - b sin, b cos + a sin)`` of its angle: a rotation, so lengths
+    are kept. ``positions`` ``(L,)`` defaults to ``offset, ..., offset + L - 1``;
+    during cached decoding ``offset`` is the number of cached tokens.
+    """
+    check_floating("x", x)
+    check_ndim("x", x, 4, "(B, H, L, Dh)")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"offset must be an int >= 0, got {offset!r}")
+    L = x.size(2)
+    if positions is None:
+        positions = torch.arange(offset, offset + L, device=x.device)  # (L,)
+    elif offset:
+        raise ValueError("pass either positions or offset, not both")
+    _check_positions(positions, L)
+    cos, sin = rope_angles(positions.to(x.device), x.size(-1), base, dtype=x.dtype)
+    return x * cos + rotate_half(x) * sin  # (B, H, L, Dh)
+
+
+# --8<-- [end:apply_rope]
+
+
+class RotaryEmbedding(nn.Module):
+    """RoPE as a module: ``forward(x, positions=None, offset=0)`` rotates
+    ``x`` ``(B, H, L, Dh)`` as :func:`apply_rope` does.
+
+    It has no parameters; it only remembers ``head_dim`` and ``base``.
+
+    Args:
+        head_dim: Dh, even; the inputs' last dimension must match it.
+        base: the frequency base (10000 in the paper, 100000 in SmolLM2).
+    """
+
+    def __init__(self, head_dim: int, base: float = 10000.0):
+        super().__init__()
+        _check_head_dim(head_dim)
+        _check_base(base)
+        self.head_dim, self.base = head_dim, base
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        positions: torch.Tensor | None = None,
+        *,
+        offset: int = 0,
+    ) -> torch.Tensor:
+        check_floating("x", x)
+        if x.size(-1) != self.head_dim:
+            raise ValueError(
+                f"x has head width {x.size(-1)}, expected head_dim="
+                f"{self.head_dim} (x shape {shape_str(x.shape)})"
+            )
+        return apply_rope(x, positions, base=self.base, offset=offset)
+
+    def extra_repr(self) -> str:
+        return f"head_dim={self.head_dim}, base={self.base}"

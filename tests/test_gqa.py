@@ -1,0 +1,232 @@
+"""attention_src.gqa and the GQA side of attention_src.kv_cache: grouped-query
+attention equal to F.scaled_dot_product_attention(enable_gqa=True), to plain
+multi-head attention over repeated keys and values, and (the layer) to transformers'
+LlamaAttention on the same weights; cached decoding with RoPE offsets equal to the
+full forward; cache bytes per token; and the input checks."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attention_src.gqa import GroupedQueryAttention, grouped_query_attention, repeat_kv
+from attention_src.kv_cache import KVCache, kv_cache_bytes_per_token
+from attention_src.masks import causal_mask
+from attention_src.scaled_dot_product import scaled_dot_product_attention
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+llama = pytest.importorskip("transformers.models.llama.modeling_llama")
+LlamaConfig = pytest.importorskip("transformers").LlamaConfig
+
+DTYPES = [torch.float32, torch.float64]
+# (B, H, G, L, S, Dh): MHA (G = H), GQA, MQA (G = 1)
+SHAPES = [(2, 4, 4, 5, 5, 8), (2, 6, 2, 3, 7, 8), (1, 9, 3, 6, 6, 16), (3, 4, 1, 4, 9, 4)]
+
+
+def _tol(dtype):
+    return dict(atol=1e-12, rtol=1e-12) if dtype == torch.float64 else {}
+
+
+def _masks(kind, B, H, L, S, device, rand_mask):
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return causal_mask(L, S, device=device)  # (L, S), bottom-right
+    if kind == "per_example":
+        mask = rand_mask(B, 1, L, S)
+    elif kind == "per_head":
+        mask = rand_mask(B, H, L, S)
+    else:  # a float mask, added to the scores
+        return torch.randn(B, H, L, S, device=device)
+    mask[..., -1] = True  # every query keeps one key (SDPA and softmax agree there)
+    return mask
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("kind", ["none", "causal", "per_example", "per_head", "float"])
+def test_equals_sdpa_with_enable_gqa(device, randn, rand_mask, dtype, shape, kind):
+    B, H, G, L, S, Dh = shape
+    q, k, v = (
+        randn(B, H, L, Dh, dtype=dtype),
+        randn(B, G, S, Dh, dtype=dtype),
+        randn(B, G, S, Dh, dtype=dtype),
+    )
+    mask = _masks(kind, B, H, L, S, device, rand_mask)
+    if mask is not None and mask.is_floating_point():
+        mask = mask.to(dtype)
+    out, weights = grouped_query_attention(q, k, v, mask)
+    assert out.shape == (B, H, L, Dh) and weights.shape == (B, H, L, S)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    torch.testing.assert_close(out, expected, **_tol(dtype))
+    # plain multi-head attention over repeated K and V: outputs and weights
+    n_rep = H // G
+    mha_out, mha_weights = scaled_dot_product_attention(
+        q, repeat_kv(k, n_rep), repeat_kv(v, n_rep), mask
+    )
+    torch.testing.assert_close(out, mha_out, **_tol(dtype))
+    torch.testing.assert_close(weights, mha_weights, **_tol(dtype))
+
+
+def test_scale_is_passed_on(device, randn):
+    q, k, v = randn(1, 4, 3, 8), randn(1, 2, 3, 8), randn(1, 2, 3, 8)
+    out, _ = grouped_query_attention(q, k, v, scale=0.3)
+    expected = F.scaled_dot_product_attention(q, k, v, scale=0.3, enable_gqa=True)
+    torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize("n_rep", [1, 2, 3])
+def test_repeat_kv_equals_transformers_and_repeat_interleave(randn, n_rep):
+    x = randn(2, 3, 5, 4)
+    out = repeat_kv(x, n_rep)
+    assert torch.equal(out, llama.repeat_kv(x, n_rep))
+    assert torch.equal(out, x.repeat_interleave(n_rep, dim=1))
+    for h in range(3 * n_rep):  # head h uses key/value head h // n_rep
+        assert torch.equal(out[:, h], x[:, h // n_rep])
+
+
+def _llama_attention(ours: GroupedQueryAttention, base: float):
+    config = LlamaConfig(
+        hidden_size=ours.d_model,
+        num_attention_heads=ours.num_heads,
+        num_key_value_heads=ours.num_kv_heads,
+        head_dim=ours.head_dim,
+        rope_theta=base,
+        attention_dropout=0.0,
+    )
+    config._attn_implementation = "eager"
+    ref = llama.LlamaAttention(config, layer_idx=0)
+    ref.load_state_dict(ours.state_dict())  # the same names: q_proj, ..., o_proj
+    rotary = llama.LlamaRotaryEmbedding(config)
+    p = next(ours.parameters())
+    return ref.to(device=p.device, dtype=p.dtype).eval(), rotary.to(p.device)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("H", "G"), [(4, 4), (6, 2), (4, 1)])
+def test_layer_equals_llama_attention(device, randn, dtype, H, G):
+    B, L, D, base = 2, 7, 48, 1e5
+    ours = GroupedQueryAttention(D, H, G, rope_base=base).to(device, dtype).eval()
+    ref, rotary = _llama_attention(ours, base)
+    x = randn(B, L, D, dtype=dtype)
+    mask = causal_mask(L, device=device)
+    additive = torch.zeros(L, L, device=device, dtype=dtype).masked_fill(~mask, float("-inf"))
+    positions = torch.arange(L, device=device)
+    with torch.no_grad():
+        out, weights = ours(x, mask)
+        cos, sin = rotary(x, positions[None])
+        ref_out, ref_weights = ref(x, (cos, sin), additive[None, None])
+    # transformers computes the rotation angles in float32
+    tol = dict(atol=1e-5, rtol=1e-5) if dtype == torch.float64 else dict(atol=2e-5, rtol=1e-4)
+    torch.testing.assert_close(out, ref_out, **tol)
+    torch.testing.assert_close(weights, ref_weights, **tol)
+
+
+@pytest.mark.parametrize(
+    ("H", "G", "chunks"), [(4, 2, [5, 1, 1, 3]), (6, 1, [1, 1, 1]), (4, 4, [3, 4])]
+)
+def test_cached_decoding_equals_the_full_forward(device, randn, H, G, chunks):
+    """RoPE at offset positions and the bottom-right causal mask: feeding the tokens in
+    chunks through a cache gives the rows of one causal forward over all of them."""
+    D, L = 48, sum(chunks)
+    layer = GroupedQueryAttention(D, H, G, rope_base=1e4).to(device, torch.float64).eval()
+    x = randn(2, L, D, dtype=torch.float64)
+    with torch.no_grad():
+        full, _ = layer(x, causal_mask(L, device=device))
+        cache, pieces, start = KVCache(2), [], 0
+        for n in chunks:
+            out, weights = layer(x[:, start : start + n], cache=cache, layer=1)
+            assert weights.shape == (2, H, n, start + n)
+            pieces.append(out)
+            start += n
+    torch.testing.assert_close(torch.cat(pieces, dim=1), full)
+    assert cache.layer_length(1) == L and cache.layer_length(0) == 0
+    assert cache.keys[1].shape == (2, G, L, D // H)  # G key/value heads are stored
+    # the negative control: the same chunks without the offset give other outputs
+    with torch.no_grad():
+        cache = KVCache(1)
+        layer(x[:, : chunks[0]], cache=cache)
+        wrong, _ = layer(
+            x[:, chunks[0] : chunks[0] + 1],
+            cache=cache,
+            positions=torch.zeros(1, dtype=torch.long, device=device),
+        )
+    assert (wrong - full[:, chunks[0] : chunks[0] + 1]).abs().max() > 1e-6
+
+
+def test_without_rope_the_layer_is_order_blind(device, randn):
+    layer = GroupedQueryAttention(16, 4, 2).to(device).eval()
+    x = randn(1, 5, 16)
+    perm = torch.tensor([3, 0, 4, 1, 2], device=device)
+    torch.testing.assert_close(layer(x[:, perm])[0], layer(x)[0][:, perm])
+    rotary = GroupedQueryAttention(16, 4, 2, rope_base=1e4).to(device).eval()
+    rotary.load_state_dict(layer.state_dict())
+    assert (rotary(x[:, perm])[0] - rotary(x)[0][:, perm]).abs().max() > 1e-4
+
+
+def test_projection_sizes_and_head_dim():
+    layer = GroupedQueryAttention(576, 9, 3, rope_base=1e5)
+    assert layer.q_proj.weight.shape == (576, 576)
+    assert layer.k_proj.weight.shape == layer.v_proj.weight.shape == (192, 576)
+    assert layer.o_proj.weight.shape == (576, 576) and layer.q_proj.bias is None
+    wide = GroupedQueryAttention(32, 4, 2, head_dim=16)
+    assert wide.q_proj.weight.shape == (64, 32) and wide.o_proj.weight.shape == (32, 64)
+
+
+def test_cache_bytes_per_token(device, randn):
+    # SmolLM2-135M: 30 layers, D = 576, 9 query heads sharing 3 key/value heads
+    mha = kv_cache_bytes_per_token(30, 576, 2)
+    gqa = kv_cache_bytes_per_token(30, 576, 2, num_heads=9, num_kv_heads=3)
+    assert gqa * 3 == mha and gqa == 2 * 30 * 3 * 64 * 2
+    assert kv_cache_bytes_per_token(30, 576, 2, num_heads=9, num_kv_heads=9) == mha
+    # and the bytes a cache holds after a forward
+    layers = [GroupedQueryAttention(48, 6, 2, rope_base=1e4).to(device) for _ in range(3)]
+    cache, x = KVCache(3), randn(2, 5, 48)
+    with torch.no_grad():
+        for i, layer in enumerate(layers):
+            layer(x, cache=cache, layer=i)
+    held = sum(t.numel() * t.element_size() for t in cache.keys + cache.values)
+    assert held == 2 * 5 * kv_cache_bytes_per_token(3, 48, 4, num_heads=6, num_kv_heads=2)
+
+
+def test_errors(device, randn):
+    q, k, v = randn(1, 4, 3, 8), randn(1, 3, 3, 8), randn(1, 3, 3, 8)
+    with pytest.raises(ValueError, match=r"H = 4 must be a multiple of .* G = 3"):
+        grouped_query_attention(q, k, v)
+    with pytest.raises(ValueError, match="k and v must have the same shape"):
+        grouped_query_attention(q, randn(1, 2, 3, 8), randn(1, 2, 4, 8))
+    with pytest.raises(ValueError, match="same batch B and head width Dh"):
+        grouped_query_attention(q, randn(1, 2, 3, 4), randn(1, 2, 3, 4))
+    with pytest.raises(ValueError, match=r"must be 4-D \(B, G, S, Dh\)"):
+        grouped_query_attention(q, randn(2, 3, 8), randn(2, 3, 8))
+    with pytest.raises(ValueError, match="ambiguous"):
+        grouped_query_attention(
+            q, k[:, :2], v[:, :2], torch.ones(1, 3, 3, dtype=torch.bool, device=device)
+        )
+    with pytest.raises(ValueError, match="does not broadcast"):
+        grouped_query_attention(
+            q, k[:, :2], v[:, :2], torch.ones(3, 4, dtype=torch.bool, device=device)
+        )
+    with pytest.raises(
+        ValueError, match=r"num_heads \(6\) must be divisible by num_kv_heads \(4\)"
+    ):
+        GroupedQueryAttention(24, 6, 4)
+    with pytest.raises(ValueError, match="or pass head_dim"):
+        GroupedQueryAttention(25, 5 * 2, 2)
+    with pytest.raises(ValueError, match="even head width"):
+        GroupedQueryAttention(12, 4, 2, rope_base=1e4)
+    with pytest.raises(ValueError, match=r"expected d_model=16"):
+        GroupedQueryAttention(16, 4, 2).to(device)(randn(1, 3, 8))
+    with pytest.raises(ValueError, match="pass num_heads and num_kv_heads together"):
+        kv_cache_bytes_per_token(2, 16, 4, num_kv_heads=2)
+    with pytest.raises(ValueError, match="must be divisible by num_kv_heads"):
+        kv_cache_bytes_per_token(2, 16, 4, num_heads=4, num_kv_heads=3)
+    cache = KVCache(2)
+    with pytest.raises(ValueError, match=r"layer must be in \[0, 2\)"):
+        cache.append(2, k, v)
+    cache.append(0, k, v)
+    with pytest.raises(ValueError, match=r"does not fit the cache of layer 0"):
+        cache.append(0, randn(1, 2, 1, 8), randn(1, 2, 1, 8))
