@@ -194,6 +194,13 @@ def listing_copy(code: str, module: str) -> ListingCopy:
         CopyError: when the region uses a name that is not a builtin, not
             imported by the module and not defined in it.
     """
+    first = next((line for line in code.splitlines() if line.strip()), "")
+    if first[:1].isspace():
+        raise CopyError(
+            f"a listing from {module} starts indented ({first.strip()[:40]!r}): a region "
+            "must start at the top level (a `class` or `def` line), so that its copy runs "
+            "alone; end it inside the class to show only some methods"
+        )
     info = _read_module(_module_path(module), module)
     rest, methods = _rest_of_class(code, _module_path(module))
     needed: dict[str, _Binding] = {}

@@ -9,13 +9,14 @@ import shutil
 import sys
 from pathlib import Path
 
-from site_tools import copytext, deps, fences
+from site_tools import copytext, deps, fences, numbering
 
 NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
 _BUILT: list = []  # (page, fingerprints) of the pages this build builds
 _STATE_AT: list = []  # [state file, code mtime, fingerprints of deferred pages]
 _PENDING_SECOND_BUILD = False
 _REBUILT: list = []  # pages this build rebuilds because code they reach changed
+_NUMBERS: dict = {}  # page url -> (chapter number, title), from the nav
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = (ROOT / "attention_src", ROOT / "site_tools")
@@ -123,7 +124,15 @@ def on_files(files, config, **kwargs):
     return files
 
 
+def on_nav(nav, config, files, **kwargs):
+    _NUMBERS.clear()
+    _NUMBERS.update(numbering.nav_numbers(nav))
+    return nav
+
+
 def on_post_build(config, **kwargs):
+    # References to figures of other pages, now that every page's figures are numbered.
+    numbering.resolve_site(config["site_dir"], _NUMBERS)
     if not _STATE_AT:
         return
     path, newest, pending = _STATE_AT
@@ -152,6 +161,13 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 
 def on_page_content(html, page, config, files, **kwargs):
+    # Figures printed by code blocks are raw HTML that MkDocs' link check does not
+    # see: make their ids valid anchors, for links like [figure #](#fig-…).
+    if getattr(page, "present_anchor_ids", None) is not None:
+        page.present_anchor_ids |= numbering.figure_ids(html)
+    # Figures numbered, numbered references filled in (site_tools/numbering.py).
+    html = numbering.number_page(html, page.url, _NUMBERS)
+    numbering.retitle_toc(html, page.toc)
     # Listings included from attention_src copy with the imports they need.
     return copytext.add_listing_copies(html)
 

@@ -424,6 +424,86 @@ LAYOUT_JS = r"""(sel) => {
   return {overflow, outputs, figure};
 }"""
 
+# Returns what a reader meets first, before anything is opened: where the first figure starts, the
+# page's title as the nav and the <h1> give it, pictures outside a captioned <figure>, captions and
+# their numbers, references left unnumbered and chapter or figure numbers typed into the prose.
+FIGURES_JS = r"""() => {
+  const article = document.querySelector('.md-content article')
+    || document.querySelector('.md-content');
+  const short = (s, n = 60) => {
+    s = (s || '').replace(/\s+/g, ' ').trim();
+    return s.length > n ? s.slice(0, n) + '…' : s;
+  };
+  const top0 = article.getBoundingClientRect().top + window.scrollY;
+  const ignore = '.katex, .twemoji, .md-icon, .headerlink, button, clipboard-copy, .md-clipboard, '
+    + '.md-code__nav, .md-source, .jp-Cell, .jp-OutputArea, .jp-InputArea, figure svg svg, '
+    + 'figure .explorer svg';
+  const pictures = [...article.querySelectorAll('img, svg')].filter((el) => !el.closest(ignore));
+  const loose = pictures.filter((el) => {
+    const fig = el.closest('figure');
+    return !fig || !fig.querySelector(':scope > figcaption');
+  }).map((el) => el.tagName.toLowerCase() + ' ' + short(
+    el.getAttribute('alt') || el.getAttribute('aria-label') || el.outerHTML, 50));
+  const figures = [...article.querySelectorAll('figure')];
+  const visible = figures.filter(
+    (f) => f.offsetParent !== null && !f.closest('details:not([open])'));
+  const tops = visible.map((f) => f.getBoundingClientRect().top + window.scrollY - top0);
+  const captions = figures.map((f) => {
+    const cap = f.querySelector(':scope > figcaption');
+    return {id: f.id || null, number: f.dataset.number || null,
+            caption: cap ? short(cap.textContent, 80) : null};
+  });
+  const h1 = article.querySelector('h1');
+  const h1text = h1 ? [...h1.childNodes]
+    .filter((n) => !(n.classList && n.classList.contains('headerlink')))
+    .map((n) => n.textContent).join('').trim() : null;
+  const active = document.querySelector('.md-nav--primary .md-nav__link--active');
+  const lone = /(^|[^\w#&])#(?![\w#])/;
+  const unresolved = [...article.querySelectorAll('a')]
+    .filter((a) => !a.classList.contains('headerlink') && !a.closest('.md-code__nav, .jp-Cell')
+                   && (a.hasAttribute('data-pending-ref') || lone.test(a.textContent)))
+    .map((a) => `"${short(a.textContent, 40)}" → ${a.getAttribute('href')}`);
+  const stale = [];
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (node.parentElement.closest('a, code, pre, .jp-Cell, .exec-output, script, style')) continue;
+    for (const m of node.data.matchAll(/\b(chapters?|figures?|exercise \d+ of chapter)\s+\d+/gi)) {
+      stale.push(short(node.data.slice(Math.max(0, m.index - 30), m.index + 40), 70));
+    }
+  }
+  return {
+    firstFigureTop: tops.length ? Math.min(...tops) : null,
+    loose, captions, h1: h1text,
+    navTitle: active ? active.textContent.trim() : null,
+    unresolved, stale,
+  };
+}"""
+
+# After every <details> is open: each figure's picture, drawn width against shown width.
+FIGURE_SIZES_JS = r"""() => {
+  const out = [];
+  for (const fig of document.querySelectorAll('.md-content figure')) {
+    const pic = fig.querySelector(':scope img, :scope > svg, :scope > a > img');
+    if (!pic || pic.closest('.katex')) continue;
+    const rect = pic.getBoundingClientRect();
+    if (!rect.width) continue;
+    let drawn = 0;
+    if (pic.tagName === 'IMG') {
+      const cs = getComputedStyle(pic);
+      const pad = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight)
+        + parseFloat(cs.borderLeftWidth) + parseFloat(cs.borderRightWidth);
+      drawn = pic.naturalWidth;
+      out.push({id: fig.id || fig.dataset.number, drawn, shown: rect.width - pad});
+    } else {
+      const vb = pic.viewBox && pic.viewBox.baseVal;
+      drawn = vb ? vb.width : 0;
+      out.push({id: fig.id || fig.dataset.number, drawn, shown: rect.width});
+    }
+  }
+  return out;
+}"""
+
 # Lists the page's copy buttons (Python blocks in page order, then notebook cells), each with the
 # text its block shows (what is rendered: elements hidden by CSS left out), and numbers the buttons
 # for COPY_ONE_JS.
@@ -508,7 +588,9 @@ def page_reports(browser, site_url, built_site) -> dict[str, dict]:
             report = {"overflow": [], "outputs": [], "figure": [], "copies": None}
             try:
                 _settle(page)
+                report["figures"] = page.evaluate(FIGURES_JS)
                 report.update(page.evaluate(LAYOUT_JS, PAGE_BLOCKS))
+                report["sizes"] = page.evaluate(FIGURE_SIZES_JS)
                 copies = page.evaluate(COPY_TARGETS_JS, PAGE_BLOCKS)
                 for n, block in enumerate(copies):
                     block["copied"] = page.evaluate(COPY_ONE_JS, n) if block["button"] else None
@@ -640,3 +722,102 @@ def test_no_figure_shows_as_its_repr(page_reports):
     """No page's text holds ``<Figure size ...>``: every figure is drawn, not printed."""
     found = {rel: _unchecked(r) + r["figure"] for rel, r in page_reports.items()}
     _fail_per_page(found, "figures shown as text", len(found))
+
+
+# --- pictures, captions and one numbering (the reading experience) -------------------------------
+
+FIRST_FIGURE_PX = 2500  # a chapter shows a picture within its first screens
+MIN_SHOWN = 0.8  # no figure shown below 80 % of the width it was drawn at
+
+
+def _chapters(page_reports) -> dict[str, dict]:
+    return {rel: r for rel, r in page_reports.items() if rel.startswith("chapters/")}
+
+
+def test_every_chapter_shows_a_picture_near_its_top(page_reports):
+    """On every chapter page a figure (a diagram or a built figure) starts within
+    :data:`FIRST_FIGURE_PX` px of the top of the article, at 1280 px, nothing opened."""
+    found = {}
+    for rel, r in _chapters(page_reports).items():
+        top = (r.get("figures") or {}).get("firstFigureTop")
+        problems = _unchecked(r)
+        if top is None:
+            problems.append("no visible figure")
+        elif top > FIRST_FIGURE_PX:
+            problems.append(f"the first figure starts {top:.0f} px down")
+        found[rel] = problems
+    _fail_per_page(
+        found, f"chapters with no picture in their first {FIRST_FIGURE_PX} px", len(found)
+    )
+
+
+def test_every_figure_has_a_numbered_caption(page_reports):
+    """Every picture on a page (math, icons and notebook cells aside) sits in a ``<figure>`` with a
+    ``<figcaption>``; the build numbers the figures of chapter N "Figure N.1 — ", "Figure N.2 — ", …
+    in page order, from the chapter's number in the nav."""
+    found = {}
+    for rel, r in page_reports.items():
+        info = r.get("figures") or {}
+        problems = _unchecked(r) + [
+            f"outside a captioned <figure>: {x}" for x in info.get("loose", [])
+        ]
+        match = re.match(r"(\d+)\. ", info.get("navTitle") or "")
+        for k, fig in enumerate(info.get("captions", []), start=1):
+            want = f"{match.group(1)}.{k}" if match else str(k)
+            if fig["caption"] is None:
+                problems.append(f"figure {fig['id'] or k} has no caption")
+            elif fig["number"] != want or not fig["caption"].startswith(f"Figure {want} — "):
+                problems.append(
+                    f"figure {fig['id'] or k} is numbered {fig['number']!r}, caption "
+                    f"{fig['caption']!r}; expected Figure {want}"
+                )
+        found[rel] = problems
+    _fail_per_page(found, "figures without their numbered caption", len(found))
+
+
+def test_no_figure_is_shown_smaller_than_drawn(page_reports):
+    """At a 1280 px window no figure's picture is shown below :data:`MIN_SHOWN` of the width it was
+    drawn at (an ``<img>``'s natural width, an inline SVG's viewBox), so its text stays legible."""
+    found = {}
+    for rel, r in page_reports.items():
+        problems = _unchecked(r)
+        for size in r.get("sizes", []):
+            if size["drawn"] and size["shown"] < MIN_SHOWN * size["drawn"]:
+                problems.append(
+                    f"{size['id']}: drawn {size['drawn']:.0f} px wide, shown at "
+                    f"{size['shown']:.0f} px ({size['shown'] / size['drawn']:.0%})"
+                )
+        found[rel] = problems
+    _fail_per_page(found, f"figures shown below {MIN_SHOWN:.0%} of their size", len(found))
+
+
+def test_chapters_have_one_number_and_one_name(page_reports):
+    """Every chapter's nav entry is numbered ("6. Masks"), and its ``<h1>`` is the nav title
+    without the number; the browser title is the nav title."""
+    found = {}
+    for rel, r in _chapters(page_reports).items():
+        info = r.get("figures") or {}
+        problems = _unchecked(r)
+        nav, h1 = info.get("navTitle") or "", info.get("h1")
+        match = re.match(r"(\d+)\. (.+)$", nav)
+        if not match:
+            problems.append(f"nav title {nav!r} has no number")
+        elif h1 != match.group(2):
+            problems.append(f"<h1> {h1!r} is not the nav title {match.group(2)!r}")
+        found[rel] = problems
+    _fail_per_page(found, "chapters whose number or name disagree", len(found))
+
+
+def test_numbers_in_the_prose_come_from_the_build(page_reports):
+    """No link keeps an unfilled ``#`` (``[chapter #](masks.md)`` is filled from the nav,
+    ``[figure #](#fig-…)`` from the figure's number), and no prose outside links and code types a
+    chapter or figure number ("chapter 7"), which would go stale when chapters move."""
+    found = {}
+    for rel, r in page_reports.items():
+        info = r.get("figures") or {}
+        found[rel] = (
+            _unchecked(r)
+            + [f"unfilled reference {x}" for x in info.get("unresolved", [])]
+            + [f"typed number: ...{x}..." for x in info.get("stale", [])]
+        )
+    _fail_per_page(found, "numbers not made by the build", len(found))

@@ -66,3 +66,9 @@ def test_page_copies_reads_data_copy_and_skips_api_listings():
         ("import x\n\ny = 1", "y = 1", "attention_src/masks.py", None),
         ("slow()", "slow()", None, "slow"),
     ]
+
+
+def test_a_region_that_starts_inside_a_class_fails_the_build_clearly():
+    method = inspect.getsource(multi_head.MultiHeadAttention.forward)  # indented, like the module
+    with pytest.raises(copytext.CopyError, match="starts indented"):
+        copytext.listing_copy(method, "attention_src.multi_head")
