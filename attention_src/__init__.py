@@ -5,11 +5,13 @@ Shape legend: B batch, H heads, L query length, S key length, D model width,
 Dh head width. Bool masks mean True = may attend.
 """
 
+from .alibi import alibi_bias, alibi_slopes
 from .classifier import EncoderClassifier, order_task_batch
 from .decoder import DecoderBlock, DecoderOnlyLM, copy_task_batch, train_copy_model
 from .efficient import FastMultiHeadAttention, tiled_attention
 from .encoder import Encoder, EncoderLayer
 from .feed_forward import FeedForward
+from .gqa import GroupedQueryAttention, grouped_query_attention, repeat_kv
 from .kv_cache import (
     KVCache,
     cached_attention,
@@ -19,6 +21,7 @@ from .kv_cache import (
     kv_cache_bytes_per_token,
 )
 from .masks import causal_mask, padding_mask
+from .minilm import load_minilm
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .plotting import figure_to_svg, plot_attention, plot_attention_grid
 from .positional import (
@@ -34,6 +37,8 @@ from .positional import (
     train_tagger,
 )
 from .projections import PartnerAttention, partner_batch, train_partner_attention
+from .rmsnorm import RMSNorm
+from .rope import RotaryEmbedding, apply_rope, rope_angles
 from .scaled_dot_product import scaled_dot_product_attention
 from .scaling import (
     random_dot_products,
@@ -51,12 +56,15 @@ from .seq2seq import (
     accuracy_by_length,
     accuracy_by_position,
     make_seq2seq_batch,
+    probe_final_state,
     run_seq2seq_experiment,
     shift_right,
     train_seq2seq,
 )
+from .smollm2 import load_smollm2
 from .soft_lookup import AdditiveAttention, hard_lookup, soft_lookup
 from .softmax import softmax
+from .swiglu import SwiGLU
 from .tasks import (
     TASKS,
     TaskBatch,
@@ -77,11 +85,9 @@ from .tasks import (
     zero_values,
 )
 from .training import train_loop, train_order_classifier, warmup_factor
+from .windows import sliding_window_mask
 
 __all__ = [
-    # softmax and scaled dot-product attention (the demonstration chapter)
-    "softmax",
-    "scaled_dot_product_attention",
     # chapter 1: why attention, the Seq2Seq bottleneck
     "BOS",
     "make_seq2seq_batch",
@@ -92,6 +98,7 @@ __all__ = [
     "accuracy_by_length",
     "accuracy_by_position",
     "run_seq2seq_experiment",
+    "probe_final_state",
     # chapter 2: attention as a soft lookup
     "hard_lookup",
     "soft_lookup",
@@ -101,26 +108,29 @@ __all__ = [
     "partner_batch",
     "PartnerAttention",
     "train_partner_attention",
-    # chapter 4: why divide by sqrt(d_k)
+    # chapter 4: softmax and scaled dot-product attention
+    "softmax",
+    "scaled_dot_product_attention",
+    # chapter 5: why divide by sqrt(d_k)
     "random_dot_products",
     "softmax_entropy",
     "softmax_jacobian",
     "softmax_jacobian_norm",
     "variance_sweep",
     "saturation_sweep",
-    # chapter 5: masks
+    # chapter 6: masks
     "causal_mask",
     "padding_mask",
-    # chapter 6: multi-head attention
+    # chapter 7: multi-head attention
     "MultiHeadAttention",
     "split_heads",
     "merge_heads",
-    # chapter 7: causal self-attention, a decoder-only LM
+    # chapter 8: causal self-attention, a decoder-only LM
     "DecoderBlock",
     "DecoderOnlyLM",
     "copy_task_batch",
     "train_copy_model",
-    # chapter 8: positional encoding
+    # chapter 9: positional encoding
     "sinusoidal_positional_encoding",
     "PositionalEncoding",
     "sinusoidal_shift_matrix",
@@ -131,9 +141,9 @@ __all__ = [
     "train_tagger",
     "previous_token_accuracy",
     "run_tagger_experiment",
-    # chapter 9: feed-forward, residuals, LayerNorm
+    # chapter 10: feed-forward, residuals, LayerNorm
     "FeedForward",
-    # chapter 10: the encoder
+    # chapter 11: the encoder
     "EncoderLayer",
     "Encoder",
     "EncoderClassifier",
@@ -141,7 +151,7 @@ __all__ = [
     "warmup_factor",
     "train_loop",
     "train_order_classifier",
-    # chapter 11: attention maps of trained models
+    # chapter 12: attention maps of trained models
     "TASKS",
     "TaskBatch",
     "permutation_batch",
@@ -162,16 +172,34 @@ __all__ = [
     "plot_attention",
     "plot_attention_grid",
     "figure_to_svg",
-    # efficient attention
+    # chapter 15: efficient attention
     "tiled_attention",
     "FastMultiHeadAttention",
-    # the KV cache and decoding
+    # chapter 16: the KV cache and decoding
     "KVCache",
     "cached_attention",
     "forward_with_cache",
     "generate_with_cache",
     "count_kv_projections",
     "kv_cache_bytes_per_token",
+    # chapter 17: a real encoder (MiniLM)
+    "load_minilm",
+    # chapter 18: rotary position embedding
+    "rope_angles",
+    "apply_rope",
+    "RotaryEmbedding",
+    # chapter 19: sharing keys and values (MQA, GQA)
+    "repeat_kv",
+    "grouped_query_attention",
+    "GroupedQueryAttention",
+    # chapter 20: windows and biases
+    "sliding_window_mask",
+    "alibi_slopes",
+    "alibi_bias",
+    # chapter 21: a real decoder (SmolLM2)
+    "RMSNorm",
+    "SwiGLU",
+    "load_smollm2",
 ]
 
 __version__ = "0.1.0"

@@ -324,6 +324,13 @@ def code_fingerprint(*objects: Any) -> str:
 
 
 def _file_hash(path: str | os.PathLike) -> str:
+    """The sha256 of a file, hashed once per process while size and mtime stay."""
+    stat = os.stat(path)
+    return _file_hash_of(os.fspath(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _file_hash_of(path: str, size: int, mtime_ns: int) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -400,7 +407,8 @@ def cached(
     path = directory / f"{name}-{key}.pt"
     if path.exists():
         try:
-            return torch.load(path, weights_only=True)
+            # mmap: a large result (a model's weights) is paged in as it is used
+            return torch.load(path, weights_only=True, mmap=True)
         except Exception:  # a truncated or foreign file: compute afresh
             path.unlink(missing_ok=True)
     result = _without_side_effects(compute, settings)

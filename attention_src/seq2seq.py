@@ -35,6 +35,7 @@ __all__ = [
     "accuracy_by_length",
     "accuracy_by_position",
     "run_seq2seq_experiment",
+    "probe_final_state",
 ]
 
 # the token that starts every decoder input; symbols are 1 .. vocab_size - 1
@@ -370,3 +371,63 @@ def run_seq2seq_experiment(
         "accuracy": accuracy,
         "num_parameters": sum(p.numel() for p in model.parameters()),
     }
+
+
+# --8<-- [start:probe]
+def probe_final_state(
+    model: Seq2SeqGRU,
+    length: int,
+    *,
+    num_train: int = 2048,
+    num_test: int = 512,
+    ridge: float = 1.0,
+    seed: int = 0,
+) -> list[float]:
+    """How well each input token can be read back out of the final state alone.
+
+    The encoder of ``model`` (left as it is) reads ``num_train`` random
+    sequences of ``length`` symbols. A *linear probe* is then fitted: one
+    linear map (with a bias) from the final state ``(H,)`` to a score for
+    every token at every input position, by ridge regression onto the one-hot
+    tokens — a least-squares fit with an exact solution, so there is no
+    training loop and no learning rate. The probe's guess at a position is its
+    highest-scoring token.
+
+    Returns the probe's accuracy at input position 0, 1, ..., ``length - 1``,
+    on ``num_test`` fresh sequences (chance is ``1 / (vocab_size - 1)``).
+    """
+    if not isinstance(model, Seq2SeqGRU):
+        raise TypeError(
+            "model must be a Seq2SeqGRU (or Seq2SeqAttentionGRU), "
+            f"got {type(model).__name__}"
+        )
+    for name, value in (
+        ("length", length),
+        ("num_train", num_train),
+        ("num_test", num_test),
+    ):
+        check_positive_int(name, value)
+    if not ridge >= 0:
+        raise ValueError(f"ridge must be >= 0, got {ridge}")
+    device = next(model.parameters()).device
+    generator = torch.Generator().manual_seed(seed)
+    features, tokens = [], []
+    for n in (num_train, num_test):
+        source, _ = make_seq2seq_batch(
+            n, length, model.vocab_size, generator=generator, device=device
+        )  # (N, S)
+        with torch.no_grad():
+            final = model.encode(source)[1][0].double()  # (N, H)
+        features.append(F.pad(final, (0, 1), value=1.0))  # (N, H + 1): bias
+        tokens.append(source)
+    x, x_test = features
+    one_hot = F.one_hot(tokens[0], model.vocab_size).flatten(1).double()
+    # (N, S * V): the targets, one block of V per input position
+    gram = x.T @ x + ridge * torch.eye(x.size(1), dtype=x.dtype, device=device)
+    probe = torch.linalg.solve(gram, x.T @ one_hot)  # (H + 1, S * V)
+    scores = (x_test @ probe).view(num_test, length, model.vocab_size)
+    guess = scores.argmax(dim=-1)  # (N, S)
+    return (guess == tokens[1]).float().mean(dim=0).tolist()
+
+
+# --8<-- [end:probe]

@@ -41,25 +41,35 @@ INFRASTRUCTURE = (
 NOT_FOR_LESSONS = ("attention_src.bench", "attention_src.cache", "site_tools")
 # The chapters' modules as they stand; each must be found, and found to be a lesson.
 CHAPTER_MODULES = (
+    "attention_src.alibi",
     "attention_src.classifier",
     "attention_src.decoder",
     "attention_src.efficient",
     "attention_src.encoder",
     "attention_src.feed_forward",
+    "attention_src.gguf_weights",
+    "attention_src.gqa",
     "attention_src.kv_cache",
     "attention_src.masks",
+    "attention_src.minilm",
     "attention_src.multi_head",
     "attention_src.plotting",
+    "attention_src.position_schemes",
     "attention_src.positional",
     "attention_src.projections",
+    "attention_src.rmsnorm",
+    "attention_src.rope",
     "attention_src.scaled_dot_product",
     "attention_src.scaling",
     "attention_src.self_attention",
     "attention_src.seq2seq",
+    "attention_src.smollm2",
     "attention_src.soft_lookup",
     "attention_src.softmax",
+    "attention_src.swiglu",
     "attention_src.tasks",
     "attention_src.training",
+    "attention_src.windows",
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -195,3 +196,129 @@ def test_figure_to_svg_is_reproducible(device, gen):
 def test_grid_svg_is_reproducible(device, gen):
     w = _weights(device, gen, 2, 2, 3, 3)
     assert figure_to_svg(plot_attention_grid(w)) == figure_to_svg(plot_attention_grid(w.clone()))
+
+
+# --------------------------------------------------------------------------- blocked cells
+
+
+def _hatched_cells(ax):
+    """The (row, column) cells covered by the hatched "blocked" rectangles of ``ax``."""
+    cells = set()
+    for patch in ax.patches:
+        if not patch.get_hatch():
+            continue
+        assert patch.get_gid() == "blocked"
+        x0, y0 = patch.get_x() + 0.5, patch.get_y() + 0.5
+        assert patch.get_height() == 1.0 and float(y0).is_integer() and float(x0).is_integer()
+        for j in range(int(x0), int(x0 + patch.get_width())):
+            assert (int(y0), j) not in cells  # no cell drawn twice
+            cells.add((int(y0), j))
+    return cells
+
+
+def _blocked_cells(allowed):
+    return {(i, j) for i, j in (~allowed).nonzero().tolist()}
+
+
+def _legend_texts(fig):
+    return [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+
+
+def test_plot_attention_hatches_exactly_the_blocked_cells(device, gen, rand_mask):
+    allowed = rand_mask(5, 7)
+    allowed[:, 0] = True  # every row may attend somewhere
+    scores = torch.randn(5, 7, generator=gen, device=device)
+    w = scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
+    fig = plot_attention(w, mask=allowed)
+    ax = fig.axes[0]
+    assert _hatched_cells(ax) == _blocked_cells(allowed.cpu())
+    assert len(_blocked_cells(allowed.cpu())) > 0  # the comparison can fail
+    # the blocked patches are grey, not the colour map's white for a weight of 0
+    face = ax.patches[0].get_facecolor()[:3]
+    zero = matplotlib.colormaps["Blues"](0.0)[:3]
+    assert max(face) - min(face) < 0.01  # grey
+    assert np.abs(np.subtract(face, zero)).max() > 0.15
+    assert any("blocked" in t for t in _legend_texts(fig))
+    # the weights are still drawn underneath, unchanged
+    np.testing.assert_allclose(np.asarray(ax.images[0].get_array()), w.cpu().numpy())
+
+
+def test_plot_attention_without_a_mask_hatches_nothing(device, gen):
+    w = torch.tril(torch.ones(4, 4, device=device))
+    w = w / w.sum(dim=-1, keepdim=True)  # causal-looking weights, but no mask given
+    fig = plot_attention(w)
+    assert _hatched_cells(fig.axes[0]) == set()
+    assert _legend_texts(fig) == []
+
+
+def test_plot_attention_does_not_annotate_blocked_cells(device):
+    allowed = torch.ones(3, 3, dtype=torch.bool, device=device).tril()
+    w = torch.tensor([[1, 0, 0], [0.25, 0.75, 0], [0.2, 0.3, 0.5]], device=device)
+    ax = plot_attention(w, mask=allowed, annotate=True).axes[0]
+    assert sorted(t.get_text() for t in ax.texts) == sorted(f"{v:.2f}" for v in w[allowed].tolist())
+
+
+def test_grid_hatches_the_blocked_cells_of_every_map(device, gen, rand_mask):
+    causal = torch.ones(4, 4, dtype=torch.bool, device=device).tril()
+    w = _weights(device, gen, 2, 3, 4, 4)
+    fig = plot_attention_grid(w, mask=causal)  # one (L, S) mask for every map
+    maps = [ax for ax in fig.axes if ax.images]
+    assert len(maps) == 6
+    for ax in maps:
+        assert _hatched_cells(ax) == _blocked_cells(causal.cpu())
+    assert any("blocked" in t for t in _legend_texts(fig))
+    # a mask per map: each map gets its own
+    per_map = rand_mask(2, 3, 4, 4)
+    maps = [ax for ax in plot_attention_grid(w, mask=per_map).axes if ax.images]
+    for idx, ax in enumerate(maps):
+        r, c = divmod(idx, 3)
+        assert _hatched_cells(ax) == _blocked_cells(per_map[r, c].cpu())
+    # (C, L, S) weights with a (C, L, S) mask
+    single_row = plot_attention_grid(w[0], mask=per_map[0])
+    maps = [ax for ax in single_row.axes if ax.images]
+    assert [_hatched_cells(ax) for ax in maps] == [
+        _blocked_cells(per_map[0, c].cpu()) for c in range(3)
+    ]
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (1, 3, 5)])
+def test_plot_attention_mask_shape_mismatch(device, gen, shape):
+    mask = torch.ones(shape, dtype=torch.bool, device=device)
+    with pytest.raises(ValueError, match=r"mask has shape .*, the weights have \(3, 4\)"):
+        plot_attention(_weights(device, gen, 3, 4), mask=mask)
+
+
+def test_grid_mask_shape_mismatch(device, gen):
+    mask = torch.ones(2, 4, 4, dtype=torch.bool, device=device)
+    with pytest.raises(
+        ValueError, match=r"mask has shape \(2, 4, 4\), the weights have \(2, 3, 4, 4\)"
+    ):
+        plot_attention_grid(_weights(device, gen, 2, 3, 4, 4), mask=mask)
+
+
+def test_mask_must_be_bool(device, gen):
+    additive = torch.zeros(3, 3, device=device).masked_fill(
+        ~torch.ones(3, 3, dtype=torch.bool, device=device).tril(), float("-inf")
+    )
+    with pytest.raises(TypeError, match="mask must be bool"):
+        plot_attention(_weights(device, gen, 3, 3), mask=additive)
+    with pytest.raises(TypeError, match="mask must be bool"):
+        plot_attention(_weights(device, gen, 3, 3), mask=np.zeros((3, 3)))
+
+
+# --------------------------------------------------------------------------- sizes for the column
+
+
+@pytest.mark.parametrize(("C", "L"), [(1, 4), (3, 8), (4, 8), (8, 4)])
+def test_grid_fits_the_column(device, gen, C, L):
+    fig = plot_attention_grid(_weights(device, gen, 2, C, L, L), cell_size=2.5)
+    width, _ = fig.get_size_inches()
+    assert width <= 7.4 + 1e-9
+    # a small grid keeps the asked-for cell size
+    assert width == pytest.approx(min(0.8 + 2.5 * C, 7.4))
+
+
+@pytest.mark.parametrize("S", [3, 8, 16, 32])
+def test_plot_attention_default_size_fits_the_column(device, gen, S):
+    width, _ = plot_attention(_weights(device, gen, 4, S)).get_size_inches()
+    assert width <= 7.4 + 1e-9

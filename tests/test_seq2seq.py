@@ -16,6 +16,7 @@ from attention_src import (
     shift_right,
     train_seq2seq,
 )
+from attention_src.seq2seq import probe_final_state
 
 V, H, E = 7, 16, 8  # vocabulary (BOS + 6 symbols), hidden and embedding widths
 MODELS = [Seq2SeqGRU, Seq2SeqAttentionGRU]
@@ -233,3 +234,62 @@ def test_input_errors():
         model.generate([[1, 2]])
     with pytest.raises(ValueError, match=r"target must be 2-D \(B, L\)"):
         shift_right(source[0])
+
+
+# ---------------------------------------------------------------- the probe
+
+
+def last_token_encoder(device) -> Seq2SeqGRU:
+    """A Seq2SeqGRU whose final state is tanh(5 * one-hot(last token)), exactly.
+
+    Embeddings are one-hot (E = H = V); the GRU's update gate is shut (its bias
+    -30, so the new state replaces the old one) and its recurrent weights are
+    zero, so each state depends on the current token only.
+    """
+    model = Seq2SeqGRU(V, V, V).to(device)
+    gru = model.encoder
+    with torch.no_grad():
+        model.embed.weight.copy_(torch.eye(V))
+        for p in (gru.weight_hh_l0, gru.bias_hh_l0, gru.weight_ih_l0, gru.bias_ih_l0):
+            p.zero_()
+        gru.bias_ih_l0[V : 2 * V] = -30.0  # gates in the order r, z, n: z = 0
+        gru.weight_ih_l0[2 * V :] = 5.0 * torch.eye(V)  # n = tanh(5 x)
+    return model.eval()
+
+
+def test_probe_reads_exactly_what_the_final_state_holds(device):
+    model = last_token_encoder(device)
+    source = tokens(device, 4, 6)
+    with torch.no_grad():
+        final = model.encode(source)[1][0]  # (B, H)
+    expected = torch.tanh(5.0 * torch.nn.functional.one_hot(source[:, -1], V).float())
+    torch.testing.assert_close(final, expected)  # the construction holds
+    accuracy = probe_final_state(model, 6, num_train=512, num_test=512)
+    assert len(accuracy) == 6
+    assert accuracy[-1] == 1.0  # the last token is in the state
+    chance = 1 / (V - 1)
+    assert all(a < chance + 0.1 for a in accuracy[:-1])  # the others are not
+
+
+def test_probe_is_deterministic_and_in_range(device):
+    model = Seq2SeqGRU(V, H, E).to(device).eval()
+    first = probe_final_state(model, 5, num_train=64, num_test=32, seed=3)
+    assert first == probe_final_state(model, 5, num_train=64, num_test=32, seed=3)
+    assert len(first) == 5 and all(0.0 <= a <= 1.0 for a in first)
+    # the encoder is left as it was
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    probe_final_state(model, 5, num_train=64, num_test=32)
+    for k, v in model.state_dict().items():
+        torch.testing.assert_close(v, before[k], rtol=0, atol=0)
+
+
+def test_probe_input_errors():
+    model = Seq2SeqGRU(V, H, E)
+    with pytest.raises(TypeError, match=r"model must be a Seq2SeqGRU .* got GRU"):
+        probe_final_state(model.encoder, 4)
+    with pytest.raises(ValueError, match="length must be positive, got 0"):
+        probe_final_state(model, 0)
+    with pytest.raises(ValueError, match="num_train must be positive, got -1"):
+        probe_final_state(model, 4, num_train=-1)
+    with pytest.raises(ValueError, match=r"ridge must be >= 0, got -1\.0"):
+        probe_final_state(model, 4, ridge=-1.0)
