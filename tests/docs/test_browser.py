@@ -467,7 +467,8 @@ FIGURES_JS = r"""() => {
   const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode;
-    if (node.parentElement.closest('a, code, pre, .jp-Cell, .exec-output, script, style')) continue;
+    if (node.parentElement.closest(
+      'a, code, pre, .figure-number, .jp-Cell, .exec-output, script, style')) continue;
     for (const m of node.data.matchAll(/\b(chapters?|figures?|exercise \d+ of chapter)\s+\d+/gi)) {
       stale.push(short(node.data.slice(Math.max(0, m.index - 30), m.index + 40), 70));
     }
