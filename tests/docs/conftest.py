@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -51,3 +52,43 @@ def built_site(tmp_path_factory) -> BuiltSite:
 def artifacts_dir() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+# One Chromium for every browser test of the session: Playwright's sync API allows one
+# driver per thread, so two test modules cannot each start their own.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # Belt and braces behind the request routing below: no host name resolves, so nothing the
+    # routing might miss (a worker, a prefetch) can reach the network either.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+
+
+@pytest.fixture(scope="session")  # session, like built_site, so that a skip comes before the build
+def browser():
+    """Headless Chromium, driven by Playwright; skips if either is missing."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip(
+            "no Playwright: pip install playwright (the 'test' extra) to run the browser test; "
+            "do not run 'playwright install', the test uses the system's Chromium"
+        )
+    executable = shutil.which("chromium") or "/usr/bin/chromium"
+    if not (os.path.isfile(executable) and os.access(executable, os.X_OK)):
+        pytest.skip(
+            "no Chromium browser: install Debian's chromium (apt-get install chromium) "
+            "to run the browser test"
+        )
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import re
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,18 +30,6 @@ import pytest
 
 from site_tools.copytext import page_copies
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    # Belt and braces behind the request routing below: no host name resolves, so nothing the
-    # routing might miss (a worker, a prefetch) can reach the network either.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
 VIEWPORT = {"width": 1280, "height": 900}
 TIMEOUT_MS = 15_000
 BATCH = 8  # pages open at once
@@ -164,30 +150,6 @@ def site_url(built_site) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
-
-
-@pytest.fixture(scope="session")  # session, like built_site, so that a skip comes before the build
-def browser():
-    """Headless Chromium, driven by Playwright; skips if either is missing."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip(
-            "no Playwright: pip install playwright (the 'test' extra) to run the browser test; "
-            "do not run 'playwright install', the test uses the system's Chromium"
-        )
-    executable = shutil.which("chromium") or "/usr/bin/chromium"
-    if not (os.path.isfile(executable) and os.access(executable, os.X_OK)):
-        pytest.skip(
-            "no Chromium browser: install Debian's chromium (apt-get install chromium) "
-            "to run the browser test"
-        )
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _new_context(browser, site_url: str, problems: list[str], **kwargs):

@@ -15,9 +15,7 @@ Needs Playwright and a Chromium executable (see test_browser.py); skipped otherw
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 
 import pytest
 import torch
@@ -36,14 +34,6 @@ CASES = [
     ("fig-explorer-tired", 5, 11, 15),
     ("fig-explorer-wide", 4, 0, 10),
     ("fig-explorer-wide", 2, 7, 3),
-]
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
 ]
 
 READ_TOKENS_JS = """(id) => [...document.querySelectorAll('#' + id + ' .ae-token')].map((c) => ({
@@ -93,20 +83,9 @@ def model_weights(embedded) -> dict[str, torch.Tensor]:
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("no Playwright: pip install playwright (the 'test' extra)")
-    executable = shutil.which("chromium") or "/usr/bin/chromium"
-    if not (os.path.isfile(executable) and os.access(executable, os.X_OK)):
-        pytest.skip("no Chromium browser: apt-get install chromium")
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+def chromium(browser):
+    """The session's Chromium (tests/docs/conftest.py)."""
+    return browser
 
 
 def _material_search(text: str) -> bool:
