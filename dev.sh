@@ -14,6 +14,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 export NO_MKDOCS_2_WARNING=1
+# The build's results cache: in the checkout, shared by the build, serve and the tests.
+# (A reader who sets nothing gets the user's cache folder instead: see attention_src.machinery.)
+export ATTENTION_CACHE_DIR=${ATTENTION_CACHE_DIR:-$PWD/.cache/attention_src}
 
 setup() {
   if [ ! -x "$VENV/bin/python" ]; then

@@ -1,15 +1,42 @@
 """Attention, from the ground up: the code the chapters build, one concept per
 module.
 
+The lessons are the modules at this level (``softmax``, ``masks``, ``multi_head``,
+...), with ``checks`` (their input checks) and ``plotting``. The rooms beside them:
+``experiments`` (toy tasks, data and the tiny trainings), ``models`` (loaders of
+real pretrained models), ``machinery`` (the build's results cache and source
+reader), ``check`` (a checker for a reader's own attention) and ``bench`` (the
+benchmark). Every public name below imports from ``attention_src`` itself.
+
 Shape legend: B batch, H heads, L query length, S key length, D model width,
 Dh head width. Bool masks mean True = may attend.
 """
 
 from .alibi import alibi_bias, alibi_slopes
-from .classifier import EncoderClassifier, order_task_batch
 from .decoder import DecoderBlock, DecoderOnlyLM, copy_task_batch, train_copy_model
 from .efficient import FastMultiHeadAttention, tiled_attention
 from .encoder import Encoder, EncoderLayer
+from .experiments.classifier import EncoderClassifier, order_task_batch
+from .experiments.tasks import (
+    TASKS,
+    TaskBatch,
+    TaskModel,
+    argmax_match,
+    expected_pattern,
+    init_task_model,
+    layer_input_dependence,
+    load_task_model,
+    permutation_batch,
+    reversal_batch,
+    rotate_batch,
+    sorting_batch,
+    task_batch,
+    token_influence,
+    train_task_model,
+    weight_on_expected,
+    zero_values,
+)
+from .experiments.training import train_loop, train_order_classifier, warmup_factor
 from .feed_forward import FeedForward
 from .gqa import GroupedQueryAttention, grouped_query_attention, repeat_kv
 from .kv_cache import (
@@ -21,7 +48,7 @@ from .kv_cache import (
     kv_cache_bytes_per_token,
 )
 from .masks import causal_mask, padding_mask
-from .minilm import load_minilm
+from .models import load_minilm, load_smollm2
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .plotting import figure_to_svg, plot_attention, plot_attention_grid
 from .positional import (
@@ -61,30 +88,9 @@ from .seq2seq import (
     shift_right,
     train_seq2seq,
 )
-from .smollm2 import load_smollm2
 from .soft_lookup import AdditiveAttention, hard_lookup, soft_lookup
 from .softmax import softmax
 from .swiglu import SwiGLU
-from .tasks import (
-    TASKS,
-    TaskBatch,
-    TaskModel,
-    argmax_match,
-    expected_pattern,
-    init_task_model,
-    layer_input_dependence,
-    load_task_model,
-    permutation_batch,
-    reversal_batch,
-    rotate_batch,
-    sorting_batch,
-    task_batch,
-    token_influence,
-    train_task_model,
-    weight_on_expected,
-    zero_values,
-)
-from .training import train_loop, train_order_classifier, warmup_factor
 from .windows import sliding_window_mask
 
 __all__ = [

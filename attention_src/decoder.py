@@ -224,7 +224,7 @@ def train_copy_model(
     """Train a ``DecoderOnlyLM`` on the copy task with next-token cross-entropy.
 
     Returns ``{"state_dict": ..., "losses": [loss per step], "model_kwargs": ...}``,
-    plain data that ``attention_src.cache.cached`` can store.
+    plain data that ``attention_src.machinery.cached`` can store.
     """
     check_positive_int("steps", steps)
     torch.manual_seed(seed)  # the model's initial weights

@@ -302,7 +302,7 @@ def train_tagger(
     fresh batch of one length drawn from ``2 .. max_train_len``.
 
     Returns ``{"state_dict": ..., "losses": [...], "model_kwargs": ...}``,
-    plain data that ``attention_src.cache.cached`` can store.
+    plain data that ``attention_src.machinery.cached`` can store.
     """
     check_positive_int("steps", steps)
     if not 2 <= max_train_len <= max_len:
@@ -390,7 +390,7 @@ def run_tagger_experiment(
     """``train_tagger(**train_settings)``, then ``previous_token_accuracy`` at
     ``eval_lengths``: the result of ``train_tagger`` plus ``"accuracy"`` (one
     float per length) and ``"eval_lengths"``. Plain data, for
-    ``attention_src.cache.cached``.
+    ``attention_src.machinery.cached``.
     """
     device = train_settings.get("device")
     run = train_tagger(**train_settings)

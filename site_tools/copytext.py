@@ -34,7 +34,7 @@ from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
 
-from attention_src.cache import free_names
+from attention_src.machinery.source import free_names
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "attention_src"

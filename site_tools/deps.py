@@ -3,7 +3,7 @@
 A page depends on the package code it can reach: what its code blocks import
 from ``attention_src`` and the regions it includes (``--8<--``), followed
 through the package with the same reading of the source that keys the build
-cache (:func:`attention_src.cache.reachable_code`). Each page gets two
+cache (:func:`attention_src.machinery.source.reachable_code`). Each page gets two
 fingerprints:
 
 - ``listings``: the text of the regions it includes -- it changes when an edit
@@ -26,7 +26,7 @@ import json
 import re
 from pathlib import Path
 
-from attention_src.cache import PACKAGE, reachable_code
+from attention_src.machinery.source import PACKAGE, reachable_code
 
 ROOT = Path(__file__).resolve().parents[1]
 INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[\w-]+)"')

@@ -41,7 +41,7 @@ def _key_notebooks_on_code(config) -> None:
     if plugin is None or not plugin.config.get("cache"):
         return
     import attention_src
-    from attention_src.cache import code_fingerprint
+    from attention_src.machinery.source import code_fingerprint
 
     folder = NOTEBOOK_CACHE / code_fingerprint(attention_src)[:16]
     plugin.config["cache_dir"] = str(folder)

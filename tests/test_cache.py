@@ -1,10 +1,11 @@
-"""attention_src.cache: results are reused for the same code and settings, recomputed otherwise."""
+"""attention_src.machinery.cache: results are reused for the same code and settings,
+recomputed otherwise."""
 
 from __future__ import annotations
 
 import torch
 
-from attention_src import cache
+from attention_src import machinery as cache
 
 
 def _experiment(n: int, seed: int = 0):
@@ -93,7 +94,7 @@ def test_global_random_state_is_the_same_computed_or_read(tmp_path, monkeypatch)
 
 _KEYS = """
 import json
-from attention_src.cache import cache_key
+from attention_src.machinery import cache_key
 from attention_src.scaling import saturation_sweep, variance_sweep
 print(json.dumps({
     "saturation": cache_key("s", {}, saturation_sweep),
@@ -128,7 +129,7 @@ def test_keys_follow_the_code_the_experiment_reaches(tmp_path):
     import shutil
     from pathlib import Path
 
-    source = Path(cache.__file__).resolve().parent
+    source = Path(cache.__file__).resolve().parents[1]
     copy = tmp_path / "attention_src"
     shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert "softmax.softmax" in " ".join(cache.reachable_code(saturation_sweep()))

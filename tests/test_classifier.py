@@ -1,4 +1,4 @@
-"""attention_src.classifier: the "does A come before B?" task and EncoderClassifier
+"""attention_src.experiments.classifier: the "does A come before B?" task and EncoderClassifier
 (masked mean pooling over the encoder's outputs, then a linear head)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attention_src.classifier import (
+from attention_src.experiments.classifier import (
     PAD,
     TOKEN_A,
     TOKEN_B,

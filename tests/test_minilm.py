@@ -1,4 +1,4 @@
-"""attention_src.minilm: all-MiniLM-L6-v2 on our own modules against the reference
+"""attention_src.models.minilm: all-MiniLM-L6-v2 on our own modules against the reference
 implementation, ``transformers.BertModel`` (eager attention, the same weights file).
 
 Checked: every layer's hidden states (real tokens) and attention weights for a padded
@@ -22,12 +22,12 @@ import pytest
 import torch
 
 from attention_src import load_minilm  # the public contract
-from attention_src.minilm import (
+from attention_src.machinery import verify_sha256
+from attention_src.models.minilm import (
     MINILM_SHA256,
     MiniLM,
     mean_pool,
     minilm_dir,
-    verify_sha256,
 )
 
 os.environ["HF_HUB_OFFLINE"] = "1"

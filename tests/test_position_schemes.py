@@ -1,4 +1,4 @@
-"""attention_src.position_schemes: the offset task against previous_token_batch, the
+"""attention_src.experiments.position_schemes: the offset task against previous_token_batch, the
 tagger's masks (causal, window, ALiBi) against the modules that make them, training
 that learns, and the input checks."""
 
@@ -8,14 +8,14 @@ import pytest
 import torch
 
 from attention_src.alibi import alibi_bias
-from attention_src.masks import causal_mask
-from attention_src.position_schemes import (
+from attention_src.experiments.position_schemes import (
     POSITION_SCHEMES,
     PositionTagger,
     offset_accuracy,
     offset_batch,
     run_position_experiment,
 )
+from attention_src.masks import causal_mask
 from attention_src.positional import IGNORE_INDEX, previous_token_batch
 from attention_src.windows import sliding_window_mask
 

@@ -1,5 +1,5 @@
-"""attention_src.smollm2 and attention_src.gguf_weights: SmolLM2-135M-Instruct on our own
-modules against the reference implementation, transformers' ``LlamaForCausalLM`` loaded
+"""attention_src.models.smollm2 and attention_src.models.gguf_weights: SmolLM2-135M-Instruct
+on our own modules against the reference implementation, transformers' ``LlamaForCausalLM`` loaded
 by transformers' own GGUF loader from the same file (eager attention).
 
 Checked: our dequantised, un-permuted weights equal the ones transformers loads, tensor
@@ -26,15 +26,15 @@ import pytest
 import torch
 from conftest import CUDA
 
-from attention_src.gguf_weights import (
+from attention_src.kv_cache import kv_cache_bytes_per_token
+from attention_src.machinery import verify_sha256
+from attention_src.models.gguf_weights import (
     SMOLLM2_SHA256,
-    check_sha256,
     read_smollm2,
     smollm2_path,
     unpermute_qk,
 )
-from attention_src.kv_cache import kv_cache_bytes_per_token
-from attention_src.smollm2 import LlamaDecoder, load_smollm2
+from attention_src.models.smollm2 import LlamaDecoder, load_smollm2
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 transformers = pytest.importorskip("transformers")
@@ -114,15 +114,15 @@ def compare(model, ref, ids):
 
 
 def test_the_file_is_the_pinned_one(tmp_path):
-    check_sha256(smollm2_path())  # the installed file passes
+    verify_sha256(smollm2_path(), SMOLLM2_SHA256)  # the installed file passes
     fake = tmp_path / "fake.gguf"
     fake.write_bytes(b"GGUF not really")
     with pytest.raises(ValueError, match="sha256 .* expected " + SMOLLM2_SHA256):
-        check_sha256(fake)
+        verify_sha256(fake, SMOLLM2_SHA256)
     with pytest.raises(ValueError, match="sha256"):
         read_smollm2(fake, tokenizer=False)  # refused before reading
     with pytest.raises(FileNotFoundError, match="no file"):
-        check_sha256(tmp_path / "missing.gguf")
+        verify_sha256(tmp_path / "missing.gguf", SMOLLM2_SHA256)
 
 
 def llama_cpp_permute(w: torch.Tensor, n_head: int) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""attention_src.tasks: the synthetic tasks and their expected keys, the task model and
+"""attention_src.experiments.tasks: the synthetic tasks and their expected keys, the task model and
 its training, the map-vs-pattern scores, and the influence tools (token replacement,
 zeroed values, layer-input dependence)."""
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attention_src.tasks import (
+from attention_src.experiments.tasks import (
     TASKS,
     TaskBatch,
     TaskModel,

@@ -1,4 +1,4 @@
-"""attention_src.training: the warm-up schedule, the training loop (warm-up, clipping,
+"""attention_src.experiments.training: the warm-up schedule, the training loop (warm-up, clipping,
 history) and the seeded "which comes first?" experiment. Tiny settings only."""
 
 from __future__ import annotations
@@ -8,8 +8,13 @@ import math
 import pytest
 import torch
 
-from attention_src.classifier import EncoderClassifier, order_task_batch
-from attention_src.training import accuracy, train_loop, train_order_classifier, warmup_factor
+from attention_src.experiments.classifier import EncoderClassifier, order_task_batch
+from attention_src.experiments.training import (
+    accuracy,
+    train_loop,
+    train_order_classifier,
+    warmup_factor,
+)
 
 TINY = dict(vocab_size=8, min_len=4, max_len=6, d_model=16, num_heads=2, num_layers=1, d_ff=32)
 

@@ -69,7 +69,7 @@ def embedded(page_file) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def model_weights(embedded) -> dict[str, torch.Tensor]:
     """{figure id: (layers, H, L, L)} recomputed from the model, float64 for the comparison."""
-    from attention_src.minilm import load_minilm
+    from attention_src.models.minilm import load_minilm
 
     model, tokenizer = load_minilm()
     out = {}

@@ -1,22 +1,12 @@
-"""A small disk cache for the experiments the chapters run (tiny trainings).
+"""The one reader of this project's Python source.
 
-Build machinery, not a lesson. The build trains a few tiny models so that its
-figures show real results. A result is stored under a key made from the
-experiment's name, its settings, the torch and Python versions, the device,
-and **every piece of this project's code the experiment can reach**: the
-function itself and, transitively, every function, class and constant of
-``attention_src`` that it names (found by reading the source, so nothing has
-to be listed by hand). Edit ``softmax`` and every experiment that ends up
-calling it runs again; an experiment that cannot reach it keeps its stored
-result. Code is compared without comments, docstrings or formatting. Data or
-weights read from outside the project go into the key through ``files=``
-(their bytes' hash) and ``packages=`` (the versions of the libraries that read
-them).
-
-Results are plain Python and tensors, saved with ``torch.save`` and read back
-with ``weights_only=True``. The cache lives in ``.cache/attention_src`` under
-the current directory, or wherever ``ATTENTION_CACHE_DIR`` points;
-``ATTENTION_CACHE_DIR=off`` disables it.
+Build machinery, not a lesson. It reads a module's source (never imports it) and
+answers: which top-level names does it define and import (relative imports
+resolved), which names does each definition read, and -- followed transitively --
+which of the project's code can a function, class or module reach. The cache keys
+(:mod:`attention_src.machinery.cache`), the reader's copy texts
+(``site_tools.copytext``), ``serve``'s page dependencies (``site_tools.deps``) and
+the house-rules test all read code through it.
 """
 
 from __future__ import annotations
@@ -25,44 +15,26 @@ import ast
 import builtins
 import functools
 import hashlib
-import importlib.metadata
-import json
-import os
-import platform
 import symtable
 import types
-from collections.abc import Callable, Iterable
 from functools import cache as _memo
 from pathlib import Path
-from typing import Any, TypeVar
-
-import torch
+from typing import Any
 
 __all__ = [
-    "cache_dir",
-    "cache_key",
-    "cached",
-    "code_fingerprint",
     "free_names",
+    "module_file",
     "reachable_code",
+    "code_fingerprint",
 ]
 
-T = TypeVar("T")
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PACKAGE = PACKAGE_DIR.name  # "attention_src"
 _BY_NAME = "module:"  # marks a module named in a string
 
 
-def cache_dir() -> Path | None:
-    """Where results are kept, or None when caching is off."""
-    setting = os.environ.get("ATTENTION_CACHE_DIR", ".cache/attention_src")
-    return None if setting.lower() in {"off", "0", "none", ""} else Path(setting)
-
-
-# --- reading the project's code -------------------------------------------------
-
-
-def _module_file(module: str) -> Path | None:
+def module_file(module: str) -> Path | None:
+    """The source file of a project module (``"attention_src.masks"``), or None."""
     parts = module.split(".")
     if parts[0] != PACKAGE:
         return None
@@ -176,7 +148,7 @@ class _Module:
             if isinstance(leaf, ast.Constant)
             and isinstance(leaf.value, str)
             and leaf.value.split(".")[0] == PACKAGE
-            and _module_file(leaf.value) is not None
+            and module_file(leaf.value) is not None
         }
         for name in names:
             previous = self.definitions.get(name, "")
@@ -186,11 +158,11 @@ class _Module:
 
 @_memo
 def _read(module: str, stamp: tuple[int, int]) -> _Module:
-    return _Module(module, _module_file(module))
+    return _Module(module, module_file(module))
 
 
 def _module(module: str) -> _Module | None:
-    path = _module_file(module)
+    path = module_file(module)
     if path is None:
         return None
     stat = path.stat()
@@ -217,7 +189,7 @@ def _resolve(module: str, name: str, seen: set, out: dict[str, str]) -> None:
         origin, attr = info.imports[name]
         if attr is None:  # ``import attention_src.x as y``: all of the module
             _whole_module(origin, seen, out)
-        elif _module_file(f"{origin}.{attr}") is not None:  # a submodule
+        elif module_file(f"{origin}.{attr}") is not None:  # a submodule
             _whole_module(f"{origin}.{attr}", seen, out)
         else:
             _resolve(origin, attr, seen, out)
@@ -286,7 +258,7 @@ def reachable_code(*objects: Any) -> dict[str, str]:
             continue
         module = getattr(obj, "__module__", None) or ""
         qualname = getattr(obj, "__qualname__", None) or ""
-        if module.split(".")[0] == PACKAGE and _module_file(module) is not None:
+        if module.split(".")[0] == PACKAGE and module_file(module) is not None:
             _resolve(module, qualname.split(".")[0], seen, out)
             continue
         if isinstance(obj, functools.partial):
@@ -321,113 +293,3 @@ def code_fingerprint(*objects: Any) -> str:
     for name, code in reachable_code(*objects).items():
         digest.update(f"{name}\0{code}\0".encode())
     return digest.hexdigest()
-
-
-def _file_hash(path: str | os.PathLike) -> str:
-    """The sha256 of a file, hashed once per process while size and mtime stay."""
-    stat = os.stat(path)
-    return _file_hash_of(os.fspath(path), stat.st_size, stat.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=64)
-def _file_hash_of(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _device_label() -> str:
-    if torch.cuda.is_available():
-        return f"cuda:{torch.cuda.get_device_name()}"
-    return "cpu"
-
-
-def cache_key(
-    name: str,
-    settings: dict[str, Any],
-    compute: Callable | Iterable[Callable],
-    *,
-    files: Iterable[str | os.PathLike] = (),
-    packages: Iterable[str] = (),
-) -> str:
-    """A hex digest of everything that determines the result.
-
-    Args:
-        name: the experiment's label.
-        settings: its keyword arguments.
-        compute: the experiment (or several objects whose reachable code counts).
-        files: data or weight files the experiment reads (their bytes count).
-        packages: distributions whose versions count (e.g. ``"safetensors"``).
-    """
-    objects = list(compute) if isinstance(compute, list | tuple) else [compute]
-    digest = hashlib.sha256()
-    digest.update(name.encode())
-    digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
-    digest.update(code_fingerprint(*objects).encode())
-    for path in files:
-        digest.update(f"{Path(path).name}:{_file_hash(path)}".encode())
-    for package in sorted(packages):
-        digest.update(f"{package}=={importlib.metadata.version(package)}".encode())
-    digest.update(torch.__version__.encode())
-    digest.update(platform.python_version().encode())
-    digest.update(_device_label().encode())
-    return digest.hexdigest()[:24]
-
-
-def cached(
-    name: str,
-    settings: dict[str, Any],
-    compute: Callable[..., T],
-    *,
-    files: Iterable[str | os.PathLike] = (),
-    packages: Iterable[str] = (),
-) -> T:
-    """``compute(**settings)``, or its stored result from an earlier run.
-
-    Args:
-        name: a label for the experiment (part of the file name).
-        settings: keyword arguments for ``compute``; JSON-serialisable.
-        compute: the experiment. It must be deterministic given ``settings``
-            (seed inside it) and return tensors, numbers, strings, lists and
-            dicts only. torch's global random state is restored after it
-            runs, so the code after ``cached`` sees the same random numbers
-            whether the result was computed or read back. Its code, and all
-            the project code it can reach, is part of the key.
-        files: files from outside the project that it reads (weights, data);
-            their contents are part of the key.
-        packages: the libraries that read those files; their versions are
-            part of the key.
-    """
-    directory = cache_dir()
-    if directory is None:
-        return _without_side_effects(compute, settings)
-    key = cache_key(name, settings, compute, files=files, packages=packages)
-    path = directory / f"{name}-{key}.pt"
-    if path.exists():
-        try:
-            # mmap: a large result (a model's weights) is paged in as it is used
-            return torch.load(path, weights_only=True, mmap=True)
-        except Exception:  # a truncated or foreign file: compute afresh
-            path.unlink(missing_ok=True)
-    result = _without_side_effects(compute, settings)
-    directory.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".tmp{os.getpid()}")
-    torch.save(result, partial)
-    partial.replace(path)  # atomic: a concurrent build never reads half a file
-    return result
-
-
-def _without_side_effects(compute: Callable[..., T], settings: dict[str, Any]) -> T:
-    """``compute(**settings)`` with torch's global random state restored afterwards.
-
-    Experiments seed themselves (``torch.manual_seed``). Without the restore, the
-    code that runs after ``cached`` would draw different random numbers on a
-    fresh build (the experiment ran) than on a cached one (it did not).
-    """
-    devices = (
-        list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
-    )
-    with torch.random.fork_rng(devices=devices):
-        return compute(**settings)

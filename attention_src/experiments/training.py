@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_positive_int
+from ..checks import check_positive_int
 from .classifier import EncoderClassifier, order_task_batch
 
 __all__ = ["warmup_factor", "train_loop", "accuracy", "train_order_classifier"]
@@ -160,7 +160,7 @@ def train_order_classifier(
     """Train an :class:`EncoderClassifier` on "does A come before B?".
 
     Seeded: the same arguments give the same result. Returns plain data that
-    ``attention_src.cache.cached`` can store: ``state_dict``, ``model_kwargs``,
+    ``attention_src.machinery.cached`` can store: ``state_dict``, ``model_kwargs``,
     ``history`` (from :func:`train_loop`) and ``accuracy`` on ``eval_size``
     fresh sequences drawn with a different seed than the training batches.
     """

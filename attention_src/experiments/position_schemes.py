@@ -16,12 +16,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .alibi import alibi_bias
-from .checks import check_positive_int, check_token_ids
-from .gqa import GroupedQueryAttention
-from .masks import causal_mask
-from .positional import IGNORE_INDEX, LearnedPositionalEmbedding, PositionalEncoding
-from .windows import sliding_window_mask
+from ..alibi import alibi_bias
+from ..checks import check_positive_int, check_token_ids
+from ..gqa import GroupedQueryAttention
+from ..masks import causal_mask
+from ..positional import (
+    IGNORE_INDEX,
+    LearnedPositionalEmbedding,
+    PositionalEncoding,
+)
+from ..windows import sliding_window_mask
 
 __all__ = [
     "POSITION_SCHEMES",
@@ -304,7 +308,7 @@ def run_position_experiment(
 ) -> dict:
     """``train_position_tagger(**train_settings)``, then ``offset_accuracy`` at
     ``eval_lengths``: its result plus ``"accuracy"`` and ``"eval_lengths"``.
-    Plain data, for ``attention_src.cache.cached``."""
+    Plain data, for ``attention_src.machinery.cached``."""
     device = train_settings.get("device")
     run = train_position_tagger(**train_settings)
     model = PositionTagger(**run["model_kwargs"]).to(device)

