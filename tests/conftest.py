@@ -7,8 +7,17 @@ where a GPU is present (the "cuda" parameter is skipped otherwise).
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 import torch
+
+# The tests share the build's results cache in the checkout (as ./dev.sh sets it), never
+# the reader's default (the user's cache folder).
+os.environ.setdefault(
+    "ATTENTION_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".cache" / "attention_src")
+)
 
 CUDA = pytest.param(
     "cuda",
