@@ -13,10 +13,28 @@ Dh head width. Bool masks mean True = may attend.
 """
 
 from .alibi import alibi_bias, alibi_slopes
-from .decoder import DecoderBlock, DecoderOnlyLM, copy_task_batch, train_copy_model
+from .decoder import DecoderBlock, DecoderOnlyLM
 from .efficient import FastMultiHeadAttention, tiled_attention
 from .encoder import Encoder, EncoderLayer
 from .experiments.classifier import EncoderClassifier, order_task_batch
+from .experiments.copy_task import copy_task_batch, train_copy_model
+from .experiments.partner import partner_batch, train_partner_attention
+from .experiments.seq2seq_task import (
+    accuracy_by_length,
+    accuracy_by_position,
+    make_seq2seq_batch,
+    probe_final_state,
+    run_seq2seq_experiment,
+    train_seq2seq,
+)
+from .experiments.tagger import (
+    IGNORE_INDEX,
+    OneLayerTagger,
+    previous_token_accuracy,
+    previous_token_batch,
+    run_tagger_experiment,
+    train_tagger,
+)
 from .experiments.tasks import (
     TASKS,
     TaskBatch,
@@ -52,18 +70,12 @@ from .models import load_minilm, load_smollm2
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .plotting import figure_to_svg, plot_attention, plot_attention_grid
 from .positional import (
-    IGNORE_INDEX,
     LearnedPositionalEmbedding,
-    OneLayerTagger,
     PositionalEncoding,
-    previous_token_accuracy,
-    previous_token_batch,
-    run_tagger_experiment,
     sinusoidal_positional_encoding,
     sinusoidal_shift_matrix,
-    train_tagger,
 )
-from .projections import PartnerAttention, partner_batch, train_partner_attention
+from .projections import PartnerAttention
 from .rmsnorm import RMSNorm
 from .rope import RotaryEmbedding, apply_rope, rope_angles
 from .scaled_dot_product import scaled_dot_product_attention
@@ -76,18 +88,7 @@ from .scaling import (
     variance_sweep,
 )
 from .self_attention import SelfAttention
-from .seq2seq import (
-    BOS,
-    Seq2SeqAttentionGRU,
-    Seq2SeqGRU,
-    accuracy_by_length,
-    accuracy_by_position,
-    make_seq2seq_batch,
-    probe_final_state,
-    run_seq2seq_experiment,
-    shift_right,
-    train_seq2seq,
-)
+from .seq2seq import BOS, Seq2SeqAttentionGRU, Seq2SeqGRU, shift_right
 from .soft_lookup import AdditiveAttention, hard_lookup, soft_lookup
 from .softmax import softmax
 from .swiglu import SwiGLU

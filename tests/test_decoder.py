@@ -8,7 +8,8 @@ import torch
 from torch import nn
 
 from attention_src import MultiHeadAttention, causal_mask
-from attention_src.decoder import DecoderBlock, DecoderOnlyLM, copy_task_batch, train_copy_model
+from attention_src.decoder import DecoderBlock, DecoderOnlyLM
+from attention_src.experiments.copy_task import copy_task_batch, train_copy_model
 
 from helpers import HEADS as H
 from helpers import LAYERS as N_LAYERS

@@ -16,7 +16,7 @@ from attention_src.experiments.position_schemes import (
     run_position_experiment,
 )
 from attention_src.masks import causal_mask
-from attention_src.positional import IGNORE_INDEX, previous_token_batch
+from attention_src.experiments.tagger import IGNORE_INDEX, previous_token_batch
 from attention_src.windows import sliding_window_mask
 
 

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from attention_src import PartnerAttention, partner_batch, train_partner_attention
-from attention_src.projections import PROJECTIONS, partner_accuracy, partner_of
+from attention_src.experiments.partner import partner_accuracy, partner_of
+from attention_src.projections import PROJECTIONS
 
 # --- the data ------------------------------------------------------------------------------
 

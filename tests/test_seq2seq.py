@@ -16,7 +16,7 @@ from attention_src import (
     shift_right,
     train_seq2seq,
 )
-from attention_src.seq2seq import probe_final_state
+from attention_src.experiments.seq2seq_task import probe_final_state
 
 V, H, E = 7, 16, 8  # vocabulary (BOS + 6 symbols), hidden and embedding widths
 MODELS = [Seq2SeqGRU, Seq2SeqAttentionGRU]

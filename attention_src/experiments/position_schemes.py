@@ -20,12 +20,9 @@ from ..alibi import alibi_bias
 from ..checks import check_positive_int, check_token_ids
 from ..gqa import GroupedQueryAttention
 from ..masks import causal_mask
-from ..positional import (
-    IGNORE_INDEX,
-    LearnedPositionalEmbedding,
-    PositionalEncoding,
-)
+from ..positional import LearnedPositionalEmbedding, PositionalEncoding
 from ..windows import sliding_window_mask
+from .tagger import IGNORE_INDEX
 
 __all__ = [
     "POSITION_SCHEMES",
