@@ -181,3 +181,100 @@ def test_files_and_packages_are_part_of_the_key(tmp_path):
     assert cache.cache_key("e", {}, _experiment, packages=["numpy"]) != cache.cache_key(
         "e", {}, _experiment
     )
+
+
+# ------------------------------------------------- where results go, and the size rule
+
+_OVER_LIMIT = 12_500_001  # float32 elements: 50,000,004 bytes, just over 50 MB
+
+
+def _large(n: int):
+    _large.calls += 1
+    return {"weights": torch.zeros(n), "name": "large"}
+
+
+_large.calls = 0
+
+
+def test_reader_default_is_the_users_cache_folder(tmp_path, monkeypatch):
+    """Nothing set: the platform's user cache folder (``~/.cache/attention_src`` on
+    Linux, or under ``$XDG_CACHE_HOME``), never the current directory."""
+    import sys
+    from pathlib import Path
+
+    import platformdirs
+
+    monkeypatch.delenv("ATTENTION_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    expected = Path(platformdirs.user_cache_dir("attention_src", appauthor=False))
+    assert cache.cache_dir() == expected
+    if sys.platform == "linux":
+        assert cache.cache_dir() == tmp_path / ".cache" / "attention_src"
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+        assert cache.cache_dir() == tmp_path / "xdg" / "attention_src"
+
+
+def test_explicit_folder_and_off_override_the_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CACHE_DIR", str(tmp_path / "build"))
+    assert cache.cache_dir() == tmp_path / "build"
+    for off in ("off", "OFF", "0", "none", ""):
+        monkeypatch.setenv("ATTENTION_CACHE_DIR", off)
+        assert cache.cache_dir() is None, off
+
+
+def _reader_default(tmp_path, monkeypatch):
+    """ATTENTION_CACHE_DIR unset; the user's cache folder is ``tmp_path/user``, and
+    the current directory is ``tmp_path`` (so a file written there is seen too)."""
+    import platformdirs
+
+    monkeypatch.delenv("ATTENTION_CACHE_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "user"
+    monkeypatch.setattr(platformdirs, "user_cache_dir", lambda *a, **k: str(folder))
+    return folder
+
+
+def test_reader_default_keeps_a_small_result(tmp_path, monkeypatch):
+    folder = _reader_default(tmp_path, monkeypatch)
+    _experiment.calls = 0
+    first = cache.cached("exp", {"n": 4}, _experiment)
+    second = cache.cached("exp", {"n": 4}, _experiment)
+    assert _experiment.calls == 1
+    torch.testing.assert_close(first["values"], second["values"])
+    assert len(list(folder.glob("exp-*.pt"))) == 1
+
+
+def test_reader_default_returns_a_result_over_50_mb_but_never_writes_it(tmp_path, monkeypatch):
+    _reader_default(tmp_path, monkeypatch)
+    _large.calls = 0
+    for _ in range(2):
+        result = cache.cached("large", {"n": _OVER_LIMIT}, _large)
+        assert result["weights"].shape == (_OVER_LIMIT,)
+        assert result["name"] == "large"
+    assert _large.calls == 2  # computed again: nothing was stored
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def _small_view_of_a_large_tensor():
+    return {"head": torch.zeros(_OVER_LIMIT)[:10]}  # torch.save writes the whole storage
+
+
+def test_the_size_counts_what_torch_save_writes(tmp_path, monkeypatch):
+    """A 40-byte view of a 50 MB storage is 50 MB on disk: not written."""
+    _reader_default(tmp_path, monkeypatch)
+    result = cache.cached("view", {}, _small_view_of_a_large_tensor)
+    assert result["head"].shape == (10,)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_a_folder_named_explicitly_keeps_results_of_any_size(tmp_path, monkeypatch):
+    """The build names its folder and needs the large entry (SmolLM2's weights)."""
+    monkeypatch.setenv("ATTENTION_CACHE_DIR", str(tmp_path))
+    _large.calls = 0
+    cache.cached("large", {"n": _OVER_LIMIT}, _large)
+    cache.cached("large", {"n": _OVER_LIMIT}, _large)
+    assert _large.calls == 1
+    (path,) = tmp_path.glob("large-*.pt")
+    assert path.stat().st_size > 50_000_000

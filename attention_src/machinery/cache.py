@@ -14,9 +14,20 @@ weights read from outside the project go into the key through ``files=``
 them).
 
 Results are plain Python and tensors, saved with ``torch.save`` and read back
-with ``weights_only=True``. The cache lives in ``.cache/attention_src`` under
-the current directory, or wherever ``ATTENTION_CACHE_DIR`` points;
-``ATTENTION_CACHE_DIR=off`` disables it.
+with ``weights_only=True``. Only deterministic results belong here: never a
+timing (a page measures those afresh each time it is built).
+
+Where results go (:func:`cache_dir`):
+
+- ``ATTENTION_CACHE_DIR`` set to a folder (``./dev.sh`` and the tests set
+  ``.cache/attention_src`` in the checkout): every result is kept there,
+  whatever its size.
+- ``ATTENTION_CACHE_DIR=off``: nothing is kept; every call computes.
+- Not set (a reader running a page's code): the user's cache folder, as the
+  platform names it (``platformdirs.user_cache_dir("attention_src")``, e.g.
+  ``~/.cache/attention_src`` on Linux). There only results under 50 MB are
+  kept; a larger one (SmolLM2's dequantised weights, about 540 MB) is
+  computed again on each call and never written.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import platformdirs
 import torch
 
 from .hashing import file_sha256
@@ -43,11 +55,65 @@ __all__ = [
 
 T = TypeVar("T")
 
+# The largest result kept in the user's cache folder when ATTENTION_CACHE_DIR is
+# not set: 50 MB, measured before writing by _stored_bytes.
+_READER_LIMIT_BYTES = 50_000_000
+_OFF = {"off", "0", "none", ""}
+
 
 def cache_dir() -> Path | None:
-    """Where results are kept, or None when caching is off."""
-    setting = os.environ.get("ATTENTION_CACHE_DIR", ".cache/attention_src")
-    return None if setting.lower() in {"off", "0", "none", ""} else Path(setting)
+    """Where results are kept, or None when caching is off.
+
+    ``ATTENTION_CACHE_DIR`` when it is set (``off``, ``0``, ``none`` or empty
+    turn the cache off); otherwise the user's cache folder,
+    ``platformdirs.user_cache_dir("attention_src")`` (``~/.cache/attention_src``
+    on Linux, or under ``$XDG_CACHE_HOME``), where :func:`cached` keeps only
+    results under 50 MB.
+    """
+    setting = os.environ.get("ATTENTION_CACHE_DIR")
+    if setting is None:
+        return Path(platformdirs.user_cache_dir("attention_src", appauthor=False))
+    return None if setting.strip().lower() in _OFF else Path(setting)
+
+
+def _size_limit() -> int | None:
+    """The largest result :func:`cached` writes, in bytes; None for no limit.
+
+    A folder named by ``ATTENTION_CACHE_DIR`` takes everything (the build needs
+    its large entries); the reader's default folder takes results under 50 MB.
+    """
+    return None if "ATTENTION_CACHE_DIR" in os.environ else _READER_LIMIT_BYTES
+
+
+def _stored_bytes(result: Any) -> int:
+    """About the size of ``torch.save(result)``, counted before anything is written.
+
+    ``torch.save`` writes each tensor's whole storage once (a view saves the
+    storage it looks into), so this adds the bytes of every distinct storage,
+    plus the bytes of strings and bytes objects; numbers, ``None`` and the
+    containers themselves count nothing (a few bytes each in the file).
+    """
+    seen: set[tuple[str, int]] = set()
+    total = 0
+    stack = [result]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, torch.Tensor):
+            storage = item.untyped_storage()
+            identity = (str(item.device), storage.data_ptr())
+            if storage.nbytes() and identity not in seen:
+                seen.add(identity)
+                total += storage.nbytes()
+        elif isinstance(item, str):
+            total += len(item.encode("utf-8", errors="surrogatepass"))
+        elif isinstance(item, bytes | bytearray):
+            total += len(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+    return total
 
 
 def _device_label() -> str:
@@ -98,15 +164,27 @@ def cached(
 ) -> T:
     """``compute(**settings)``, or its stored result from an earlier run.
 
+    Where results go, and how to choose (see :func:`cache_dir`): with
+    ``ATTENTION_CACHE_DIR`` set to a folder, every result is stored there (the
+    build and the tests use ``.cache/attention_src`` in the checkout); with
+    ``ATTENTION_CACHE_DIR=off``, nothing is stored; with it unset, results are
+    stored in the user's cache folder (``~/.cache/attention_src`` on Linux)
+    only if they are under 50 MB. The size is counted before writing, from the
+    result itself: the bytes of its tensors' storages and of its strings (what
+    ``torch.save`` would write, to within a few bytes per item). A larger
+    result is returned but not written, so it is computed again on the next
+    call. Delete the folder to recompute everything.
+
     Args:
         name: a label for the experiment (part of the file name).
         settings: keyword arguments for ``compute``; JSON-serialisable.
         compute: the experiment. It must be deterministic given ``settings``
             (seed inside it) and return tensors, numbers, strings, lists and
-            dicts only. torch's global random state is restored after it
-            runs, so the code after ``cached`` sees the same random numbers
-            whether the result was computed or read back. Its code, and all
-            the project code it can reach, is part of the key.
+            dicts only -- never a timing, which differs on every run. torch's
+            global random state is restored after it runs, so the code after
+            ``cached`` sees the same random numbers whether the result was
+            computed or read back. Its code, and all the project code it can
+            reach, is part of the key.
         files: files from outside the project that it reads (weights, data);
             their contents are part of the key.
         packages: the libraries that read those files; their versions are
@@ -124,6 +202,9 @@ def cached(
         except Exception:  # a truncated or foreign file: compute afresh
             path.unlink(missing_ok=True)
     result = _without_side_effects(compute, settings)
+    limit = _size_limit()
+    if limit is not None and _stored_bytes(result) >= limit:
+        return result  # too large for the reader's cache folder: never written
     directory.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".tmp{os.getpid()}")
     torch.save(result, partial)
