@@ -15,6 +15,7 @@ __all__ = [
     "check_tensor",
     "check_floating",
     "check_ndim",
+    "check_vectors",
     "check_min_ndim",
     "check_positive_int",
     "check_probability",
@@ -44,11 +45,17 @@ def check_floating(name: str, x: torch.Tensor) -> None:
         )
 
 
-def check_ndim(name: str, x: torch.Tensor, ndim: int, legend: str) -> None:
-    """Exactly ``ndim`` dimensions, e.g. ``legend='(B, L, D)'``."""
+def check_ndim(
+    name: str, x: torch.Tensor, ndim: int, legend: str, *, batch_hint: bool = True
+) -> None:
+    """Exactly ``ndim`` dimensions, e.g. ``legend='(B, L, D)'``.
+
+    With one dimension too few, the message suggests adding a batch dimension,
+    unless ``batch_hint`` is False (the caller knows that would not help).
+    """
     if x.dim() != ndim:
         hint = ""
-        if x.dim() == ndim - 1:
+        if batch_hint and x.dim() == ndim - 1:
             hint = (
                 f"; for a single example add a batch dimension: {name}.unsqueeze(0)"
             )
@@ -56,6 +63,44 @@ def check_ndim(name: str, x: torch.Tensor, ndim: int, legend: str) -> None:
             f"{name} must be {ndim}-D {legend}, got {x.dim()}-D shape "
             f"{shape_str(x.shape)}{hint}"
         )
+
+
+def check_vectors(
+    name: str,
+    x,
+    width: int,
+    *,
+    legend: str = "(B, L, D)",
+    width_name: str = "d_model",
+) -> None:
+    """``x`` is a floating-point tensor of ``len(legend)`` dimensions whose last
+    one is ``width``: a batch of sequences of vectors, e.g. ``(B, L, D)``.
+
+    The shape is checked before the dtype, so that each piece of advice in a
+    message is the one that fixes the call: integer ids of shape ``(B, L)``
+    are told to go through an embedding first (not to become floats, then get
+    a batch dimension, then fail on their width), and ``x.float()`` is only
+    suggested for a tensor whose shape is already right.
+    """
+    check_tensor(name, x)
+    ndim = legend.count(",") + 1
+    is_ids = (
+        not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool
+    )
+    if is_ids and x.dim() == ndim - 1:
+        raise TypeError(
+            f"{name} must be vectors {legend}, got integer tensor of shape "
+            f"{shape_str(x.shape)}, which looks like token ids: embed them first, "
+            f"e.g. with nn.Embedding(vocab_size, {width})"
+        )
+    fits = x.dim() > 0 and x.size(-1) == width
+    check_ndim(name, x, ndim, legend, batch_hint=fits)
+    if not fits:
+        raise ValueError(
+            f"{name} has {x.size(-1)} features per token, expected "
+            f"{width_name}={width} ({name} shape {shape_str(x.shape)})"
+        )
+    check_floating(name, x)
 
 
 def check_min_ndim(name: str, x: torch.Tensor, ndim: int, legend: str) -> None:
@@ -141,14 +186,13 @@ def check_token_ids(
     """``tokens`` must be a non-empty ``(B, L)`` tensor of integer ids in
     ``[0, vocab_size)``, with ``L <= max_len`` when ``max_len`` is given.
 
-    ``hint`` is appended to the dtype error (what the caller expects instead).
+    The one token-id check of the package: every model that embeds ids calls
+    it. The dtype must be ``torch.long`` or ``torch.int`` (what
+    ``nn.Embedding`` accepts). ``hint`` is appended to the dtype error (what
+    the caller expects instead).
     """
     check_tensor(name, tokens)
-    if (
-        tokens.is_floating_point()
-        or tokens.is_complex()
-        or tokens.dtype == torch.bool
-    ):
+    if tokens.dtype not in (torch.int64, torch.int32):  # what nn.Embedding takes
         raise TypeError(
             f"{name} must be integer token ids (torch.long), got dtype "
             f"{tokens.dtype}{hint}"

@@ -127,7 +127,7 @@ def tiled_attention(
 class FastMultiHeadAttention(nn.Module):
     """Multi-head attention with one fused Q/K/V projection and PyTorch's SDPA.
 
-    The same constructor, ``forward(x, context=None, mask=None)`` and
+    The same constructor, ``forward(x, mask=None, *, context=None)`` and
     ``from_torch`` as :class:`MultiHeadAttention`, and the same numbers; but
     ``qkv_proj`` (a ``Linear(D, 3D)``) projects Q, K and V in one matrix
     product, and ``F.scaled_dot_product_attention`` never forms the weights,
@@ -149,10 +149,11 @@ class FastMultiHeadAttention(nn.Module):
     def forward(
         self,
         x: torch.Tensor,
-        context: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
+        *,
+        context: torch.Tensor | None = None,
     ):
-        MultiHeadAttention._check_inputs(self, x, context, mask)  # the same checks
+        MultiHeadAttention._check_inputs(self, x, mask, context)  # the same checks
         B, L, D = x.shape
         H, Dh = self.num_heads, self.d_head
         if context is None:  # self-attention: Q, K, V in one matrix product

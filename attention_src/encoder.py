@@ -207,7 +207,7 @@ class Encoder(nn.Module):
                 f"layers' d_model={first.self_attn.embed_dim}"
             )
         if stack.norm is not None and not isinstance(stack.norm, nn.LayerNorm):
-            raise ValueError(
+            raise TypeError(
                 "stack.norm must be an nn.LayerNorm or None, got "
                 f"{type(stack.norm).__name__}"
             )

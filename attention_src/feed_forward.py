@@ -38,6 +38,11 @@ class FeedForward(nn.Module):
         check_positive_int("d_model", d_model)
         check_positive_int("d_ff", d_ff)
         check_probability("dropout", dropout)
+        if not isinstance(activation, str):
+            raise TypeError(
+                f"activation must be the name of one of {sorted(_ACTIVATIONS)}, "
+                f"got {type(activation).__name__} {activation!r}"
+            )
         if activation not in _ACTIVATIONS:
             raise ValueError(
                 f"activation must be one of {sorted(_ACTIVATIONS)}, got "

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import torch
 
-from .checks import check_positive_int
+from .checks import check_positive_int, shape_str
 
 __all__ = ["causal_mask", "padding_mask"]
 
@@ -70,13 +70,17 @@ def padding_mask(
     """
     if isinstance(lengths, torch.Tensor):
         if (
-            lengths.dim() != 1
-            or lengths.is_floating_point()
+            lengths.is_floating_point()
+            or lengths.is_complex()
             or lengths.dtype == torch.bool
         ):
             raise TypeError(
-                f"lengths must be a 1-D integer tensor, got dtype {lengths.dtype} "
-                f"and shape {tuple(lengths.shape)}"
+                f"lengths must be a 1-D integer tensor, got dtype {lengths.dtype}"
+            )
+        if lengths.dim() != 1:
+            raise ValueError(
+                "lengths must be a 1-D integer tensor (B,), got shape "
+                f"{shape_str(lengths.shape)}"
             )
         lengths_t = lengths
     elif isinstance(lengths, Sequence) and all(

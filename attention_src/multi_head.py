@@ -6,13 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import (
-    check_floating,
-    check_heads,
-    check_ndim,
-    check_probability,
-    shape_str,
-)
+from .checks import check_heads, check_probability, check_vectors, shape_str
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
@@ -48,12 +42,12 @@ class MultiHeadAttention(nn.Module):
         dropout: dropout on the attention weights during training.
         bias: whether the four projections have a bias.
 
-    ``forward(x, context=None, mask=None)``: ``x`` is ``(B, L, D)``. Keys and
-    values come from ``context`` ``(B, S, D)`` (cross-attention) or from
-    ``x`` itself (self-attention, S = L). ``mask`` is bool, True = may
-    attend, broadcastable to ``(B, H, L, S)``: for example ``(L, S)``,
-    ``(B, 1, 1, S)`` or ``(B, 1, L, S)``. Returns ``(output (B, L, D),
-    weights (B, H, L, S))``.
+    ``forward(x, mask=None, *, context=None)``: ``x`` is ``(B, L, D)``. ``mask``
+    is bool, True = may attend, broadcastable to ``(B, H, L, S)``: for example
+    ``(L, S)``, ``(B, 1, 1, S)`` or ``(B, 1, L, S)``. Keys and values come from
+    ``x`` itself (self-attention, S = L) or, keyword-only, from ``context``
+    ``(B, S, D)`` (cross-attention: ``mha(x, context=memory)``). Returns
+    ``(output (B, L, D), weights (B, H, L, S))``.
     """
 
     def __init__(
@@ -72,10 +66,11 @@ class MultiHeadAttention(nn.Module):
     def forward(
         self,
         x: torch.Tensor,
-        context: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
+        *,
+        context: torch.Tensor | None = None,
     ):
-        self._check_inputs(x, context, mask)
+        self._check_inputs(x, mask, context)
         context = x if context is None else context
         # 1) project, then cut each projection into H heads
         q = split_heads(self.q_proj(x), self.num_heads)  # (B, H, L, Dh)
@@ -90,23 +85,29 @@ class MultiHeadAttention(nn.Module):
 
     # --8<-- [end:mha]
 
-    def _check_inputs(self, x, context, mask) -> None:
-        for name, t in (("x", x), ("context", context)):
-            if t is None:
-                continue
-            legend = "(B, L, D)" if name == "x" else "(B, S, D)"
-            check_floating(name, t)
-            check_ndim(name, t, 3, legend)
-            if t.size(-1) != self.d_model:
-                raise ValueError(
-                    f"{name} has {t.size(-1)} features per token, expected "
-                    f"d_model={self.d_model} ({name} shape {shape_str(t.shape)})"
-                )
-        if context is not None and context.size(0) != x.size(0):
-            raise ValueError(
-                "x and context must have the same batch size B, "
-                f"got {x.size(0)} and {context.size(0)}"
+    def _check_inputs(self, x, mask, context) -> None:
+        """The checks of ``forward``, shared with ``FastMultiHeadAttention``."""
+        if (
+            isinstance(mask, torch.Tensor)
+            and mask.is_floating_point()
+            and mask.dim() == 3
+            and mask.size(-1) == self.d_model
+        ):  # a sequence (B, S, D) where context used to go
+            name = type(self).__name__
+            raise TypeError(
+                f"the second argument of {name}.forward is the mask, got a float "
+                f"tensor of shape {shape_str(mask.shape)}, which looks like a "
+                "sequence (B, S, D); context is keyword-only: for "
+                "cross-attention call attn(x, context=memory)"
             )
+        check_vectors("x", x, self.d_model, legend="(B, L, D)")
+        if context is not None:
+            check_vectors("context", context, self.d_model, legend="(B, S, D)")
+            if context.size(0) != x.size(0):
+                raise ValueError(
+                    "x and context must have the same batch size B, "
+                    f"got {x.size(0)} and {context.size(0)}"
+                )
         if isinstance(mask, torch.Tensor) and mask.dim() == 3:
             raise ValueError(
                 f"a 3-D mask {shape_str(mask.shape)} is ambiguous for multi-head "

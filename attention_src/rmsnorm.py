@@ -31,7 +31,11 @@ class RMSNorm(nn.Module):
     def __init__(self, dim: int, eps: float = 1e-6):
         super().__init__()
         check_positive_int("dim", dim)
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps < 0:
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+            raise TypeError(
+                f"eps must be a number >= 0, got {type(eps).__name__} {eps!r}"
+            )
+        if eps < 0:
             raise ValueError(f"eps must be a number >= 0, got {eps!r}")
         self.dim, self.eps = dim, eps
         self.weight = nn.Parameter(torch.ones(dim))  # (D,)

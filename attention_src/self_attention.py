@@ -6,13 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import (
-    check_floating,
-    check_ndim,
-    check_positive_int,
-    check_probability,
-    shape_str,
-)
+from .checks import check_positive_int, check_probability, check_vectors
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["SelfAttention"]
@@ -52,13 +46,7 @@ class SelfAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, d_v, bias=False)  # W_V: D -> d_v
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
-        check_floating("x", x)
-        check_ndim("x", x, 3, "(B, L, D)")
-        if x.size(-1) != self.d_model:
-            raise ValueError(
-                f"x has {x.size(-1)} features per token, expected "
-                f"d_model={self.d_model} (x shape {shape_str(x.shape)})"
-            )
+        check_vectors("x", x, self.d_model, legend="(B, L, D)")
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, L, d_k|d_v)
         p = self.dropout if self.training else 0.0
         return scaled_dot_product_attention(q, k, v, mask, dropout_p=p)

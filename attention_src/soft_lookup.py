@@ -134,7 +134,8 @@ class AdditiveAttention(nn.Module):
 
     ``forward(query, key, value, mask=None)`` takes ``query (..., L, Dq)``,
     ``key (..., S, Dk)``, ``value (..., S, Dv)`` and a bool mask broadcastable
-    to ``(..., L, S)`` (True = may attend); it returns
+    to ``(..., L, S)`` (True = may attend; a float mask is added to the scores,
+    as in ``scaled_dot_product_attention``); it returns
     ``(output (..., L, Dv), weights (..., L, S))``.
     """
 
@@ -165,10 +166,13 @@ class AdditiveAttention(nn.Module):
         self._check(query, key, value)
         # 1) score every (query, key) pair with the small network
         scores = self.score(query, key)  # (..., L, S)
-        # 2) hide what the mask forbids
+        # 2) hide what the mask forbids (a float mask is added instead)
         if mask is not None:
             check_mask(mask, scores.shape)
-            scores = scores.masked_fill(~mask, float("-inf"))
+            if mask.dtype == torch.bool:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            else:
+                scores = scores + mask
         # 3) weights that sum to 1; 4) weighted average of the values
         weights = softmax(scores, dim=-1)  # (..., L, S)
         return weights @ value, weights  # (..., L, Dv), (..., L, S)

@@ -17,6 +17,7 @@ from .checks import (
     check_floating,
     check_positive_int,
     check_same_dtype_device,
+    check_tensor,
     shape_str,
 )
 
@@ -116,10 +117,15 @@ def receptive_field(mask: torch.Tensor, num_layers: int) -> torch.Tensor:
     step from a position to itself, which every causal window allows).
     """
     check_positive_int("num_layers", num_layers)
-    if mask.dtype != torch.bool or mask.dim() != 2 or mask.size(0) != mask.size(1):
+    check_tensor("mask", mask)
+    if mask.dtype != torch.bool:
+        raise TypeError(
+            f"mask must be a square bool (L, L) mask, got dtype {mask.dtype}"
+        )
+    if mask.dim() != 2 or mask.size(0) != mask.size(1):
         raise ValueError(
-            f"mask must be a square bool (L, L) mask, got {mask.dtype} "
-            f"{tuple(mask.shape)}"
+            "mask must be a square bool (L, L) mask, got shape "
+            f"{shape_str(mask.shape)}"
         )
     step = mask.to(torch.float32)  # (L, L): 1 where one layer connects
     reach = step

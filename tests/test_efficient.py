@@ -344,6 +344,22 @@ def test_fast_mha_input_errors(randn, device):
         fast(randn(2, 4, 8), mask=torch.ones(4, 4, dtype=torch.long, device=device))
 
 
+def test_fast_mha_takes_the_mask_second(randn, device):
+    fast = FastMultiHeadAttention(8, 2).to(device)
+    x, memory = randn(2, 5, 8), randn(2, 7, 8)
+    mask = causal_mask(5, device=device)
+    torch.testing.assert_close(fast(x, mask)[0], fast(x, mask=mask)[0], rtol=0, atol=0)
+    assert not torch.allclose(fast(x, mask)[0], fast(x)[0])  # the mask was applied
+    with pytest.raises(
+        TypeError,
+        match=r"the second argument of FastMultiHeadAttention\.forward is the mask, got a "
+        r"float tensor of shape \(2, 7, 8\).*context is keyword-only: for cross-attention "
+        r"call attn\(x, context=memory\)",
+    ):
+        fast(x, memory)
+    assert fast(x, context=memory)[0].shape == (2, 5, 8)  # the advice works
+
+
 def test_fast_mha_from_torch_errors():
     with pytest.raises(TypeError, match=r"m must be an nn\.MultiheadAttention, got Linear"):
         FastMultiHeadAttention.from_torch(nn.Linear(4, 4))

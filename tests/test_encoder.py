@@ -312,6 +312,18 @@ def test_encoder_bool_tokens(device):
         enc(torch.zeros(2, 3, dtype=torch.bool, device=device))
 
 
+def test_encoder_takes_the_integer_dtypes_an_embedding_takes(device):
+    enc = Encoder(10, 8, 2, 1, 16).to(device).eval()
+    tokens = torch.tensor([[1, 2, 3]], device=device)
+    with pytest.raises(
+        TypeError,
+        match=r"tokens must be integer token ids \(torch\.long\), got dtype torch\.uint8; an "
+        r"Encoder embeds ids itself",
+    ):
+        enc(tokens.to(torch.uint8))
+    torch.testing.assert_close(enc(tokens.int())[0], enc(tokens)[0], rtol=0, atol=0)
+
+
 def test_encoder_non_tensor_tokens():
     with pytest.raises(TypeError, match=r"tokens must be a torch\.Tensor, got list"):
         Encoder(10, 8, 2, 1, 16)([[1, 2, 3]])
@@ -493,5 +505,5 @@ def test_from_torch_rejects_a_width_mismatch():
 def test_from_torch_rejects_a_final_norm_that_is_not_layer_norm():
     stack = _stack("cpu")
     stack.norm = nn.Identity()
-    with pytest.raises(ValueError, match=r"stack\.norm must be an nn\.LayerNorm or None, got"):
+    with pytest.raises(TypeError, match=r"stack\.norm must be an nn\.LayerNorm or None, got"):
         Encoder.from_torch(stack, nn.Embedding(V, D))

@@ -81,6 +81,15 @@ def test_bad_activation():
         FeedForward(4, 8, activation="tanh")
 
 
+def test_activation_must_be_a_name():
+    with pytest.raises(
+        TypeError,
+        match=r"activation must be the name of one of \['gelu', 'relu'\], got function <function",
+    ):
+        FeedForward(4, 8, activation=torch.nn.functional.relu)
+    assert FeedForward(4, 8, activation="relu").activation == "relu"  # the name works
+
+
 @pytest.mark.parametrize(
     ("args", "kwargs", "error", "pattern"),
     [

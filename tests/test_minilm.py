@@ -110,7 +110,7 @@ def test_token_types_match_transformers(device):
     gen = torch.Generator().manual_seed(0)
     types = torch.randint(2, batch["input_ids"].shape, generator=gen).to(device)
     with torch.no_grad():
-        hidden, _ = model(batch["input_ids"], batch["attention_mask"], types)
+        hidden, _ = model(batch["input_ids"], batch["attention_mask"], token_type_ids=types)
         plain, _ = model(batch["input_ids"], batch["attention_mask"])
     want = run_reference(device, torch.float32, batch, token_type_ids=types)
     real = batch["attention_mask"]
@@ -244,11 +244,18 @@ def test_bad_input_gets_a_clear_error():
     batch = tokenizer(SENTENCES[:2])
     ids, mask = batch["input_ids"], batch["attention_mask"]
     with pytest.raises(
-        TypeError, match=r"input_ids must be integer token ids, got dtype torch\.float32"
+        TypeError,
+        match=r"input_ids must be integer token ids \(torch\.long\), got dtype torch\.float32; "
+        r"get them from the tokenizer: tokenizer\(texts\)\['input_ids'\]",
     ):
         model(ids.float(), mask)
+    with pytest.raises(TypeError, match=r"input_ids must be integer token ids .* torch\.int16"):
+        model(ids.short(), mask)
+    assert torch.equal(model(ids.int(), mask)[0], model(ids, mask)[0])  # int32 ids are fine
     with pytest.raises(
-        ValueError, match=r"input_ids must be 2-D \(B, L\), got shape \(16\); for one sentence"
+        ValueError,
+        match=r"input_ids must be 2-D \(B, L\), got 1-D shape \(16\); for a single example add "
+        r"a batch dimension: input_ids\.unsqueeze\(0\)",
     ):
         model(ids[0], mask[0])
     with pytest.raises(TypeError, match=r"attention_mask must be bool .* got dtype torch\.int64"):
@@ -256,17 +263,24 @@ def test_bad_input_gets_a_clear_error():
     with pytest.raises(ValueError, match=r"attention_mask must have the shape of input_ids"):
         model(ids, mask[:, :3])
     with pytest.raises(
-        ValueError, match=r"input_ids must lie in \[0, 30522\), got values from 0 to 30522"
+        ValueError,
+        match=r"input_ids: token ids must be in \[0, 30522\), got values from 0 to 30522",
     ):
         model(torch.tensor([[0, 30522]]))
     with pytest.raises(
-        ValueError, match="input_ids has 513 tokens; the model has positions for 1 to 512"
+        ValueError,
+        match=r"input_ids has length 513, but the position table covers only max_len=512 "
+        r"positions",
     ):
         model(torch.zeros(1, 513, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"input_ids must hold at least one token"):
+        model(torch.zeros(1, 0, dtype=torch.int64))
     with pytest.raises(ValueError, match="every sequence needs at least one real token"):
         model(ids, torch.zeros_like(mask))
     with pytest.raises(ValueError, match="token_type_ids must have the shape of input_ids"):
-        model(ids, mask, ids[:, :2])
+        model(ids, mask, token_type_ids=ids[:, :2])
+    with pytest.raises(TypeError, match=r"positional argument"):
+        model(ids, mask, ids)  # token_type_ids is keyword-only
     with pytest.raises(TypeError, match=r"pass a list of texts, e.g. tokenizer\(\[text\]\)"):
         tokenizer("one sentence")
     with pytest.raises(TypeError, match="texts must be a non-empty list of str"):

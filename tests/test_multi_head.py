@@ -327,3 +327,69 @@ def test_mask_that_does_not_broadcast(randn, device):
         ValueError, match=r"mask of shape \(3, 1, 1, 4\) does not broadcast to .* = \(2, 2, 4, 4\)"
     ):
         mha(randn(2, 4, 8), mask=mask)
+
+
+# --------------------------------------------------------------------------- the signature
+
+
+def test_mask_is_the_second_argument(randn, device):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(8, 2).to(device)
+    x = randn(2, 5, 8)
+    mask = causal_mask(5, device=device)
+    out, weights = mha(x, mask)
+    ref_out, ref_weights = mha(x, mask=mask)
+    assert torch.equal(out, ref_out)
+    assert torch.equal(weights, ref_weights)
+    assert (weights[..., 0, 1:] == 0).all()  # the mask was applied: row 0 sees key 0 only
+
+
+def test_a_sequence_passed_second_is_told_that_context_is_keyword_only(randn, device):
+    mha = MultiHeadAttention(8, 2).to(device)
+    x, memory = randn(2, 5, 8), randn(2, 7, 8)
+    with pytest.raises(
+        TypeError,
+        match=r"the second argument of MultiHeadAttention\.forward is the mask, got a float "
+        r"tensor of shape \(2, 7, 8\), which looks like a sequence \(B, S, D\); context is "
+        r"keyword-only: for cross-attention call attn\(x, context=memory\)",
+    ):
+        mha(x, memory)
+    out, weights = mha(x, context=memory)  # the advice works
+    assert out.shape == (2, 5, 8) and weights.shape == (2, 2, 5, 7)
+
+
+def test_context_cannot_be_passed_by_position(randn):
+    mha = MultiHeadAttention(8, 2)
+    with pytest.raises(TypeError, match=r"positional argument"):
+        mha(randn(2, 5, 8), None, randn(2, 7, 8))
+
+
+def test_token_ids_are_told_to_go_through_an_embedding(device):
+    mha = MultiHeadAttention(8, 2).to(device)
+    ids = torch.randint(0, 10, (2, 5), device=device)
+    with pytest.raises(
+        TypeError,
+        match=r"x must be vectors \(B, L, D\), got integer tensor of shape \(2, 5\), which "
+        r"looks like token ids: embed them first, e.g\. with nn\.Embedding\(vocab_size, 8\)",
+    ):
+        mha(ids)
+    out, _ = mha(nn.Embedding(10, 8).to(device)(ids))  # the advice works
+    assert out.shape == (2, 5, 8)
+
+
+def test_integer_vectors_are_told_to_convert(device):
+    mha = MultiHeadAttention(2, 1).to(device)
+    x = torch.zeros(1, 3, 2, dtype=torch.long, device=device)
+    with pytest.raises(
+        TypeError,
+        match=r"x must be a floating-point tensor, got dtype torch\.int64; convert it with "
+        r"x\.float\(\)",
+    ):
+        mha(x)
+    assert mha(x.float())[0].shape == (1, 3, 2)  # the advice works
+
+
+def test_no_batch_hint_when_the_width_is_wrong_too(randn, device):
+    mha = MultiHeadAttention(8, 2).to(device)
+    with pytest.raises(ValueError, match=r"x must be 3-D \(B, L, D\), got 2-D shape \(4, 6\)$"):
+        mha(randn(4, 6))

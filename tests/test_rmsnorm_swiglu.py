@@ -79,8 +79,10 @@ def test_swiglu_with_bias(device, randn):
 def test_errors(device, randn):
     with pytest.raises(ValueError, match=r"end in dim=8 features"):
         RMSNorm(8).to(device)(randn(2, 4))
-    with pytest.raises(ValueError, match="eps must be a number >= 0"):
+    with pytest.raises(ValueError, match=r"eps must be a number >= 0, got -1\.0"):
         RMSNorm(8, eps=-1.0)
+    with pytest.raises(TypeError, match=r"eps must be a number >= 0, got str '1e-6'"):
+        RMSNorm(8, eps="1e-6")
     with pytest.raises(ValueError, match="dim must be positive"):
         RMSNorm(0)
     with pytest.raises(TypeError, match="floating-point"):

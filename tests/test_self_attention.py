@@ -123,6 +123,19 @@ def test_integer_input(device):
         attn(torch.ones(1, 3, 2, dtype=torch.long, device=device))
 
 
+def test_token_ids_are_told_to_go_through_an_embedding(device):
+    attn = SelfAttention(8).to(device)
+    ids = torch.randint(0, 10, (2, 5), device=device)
+    with pytest.raises(
+        TypeError,
+        match=r"x must be vectors \(B, L, D\), got integer tensor of shape \(2, 5\), which "
+        r"looks like token ids: embed them first, e\.g\. with nn\.Embedding\(vocab_size, 8\)",
+    ):
+        attn(ids)
+    embedding = torch.nn.Embedding(10, 8).to(device)
+    assert attn(embedding(ids))[0].shape == (2, 5, 8)  # the advice works
+
+
 def test_integer_mask(randn, device):
     attn = SelfAttention(8).to(device)
     mask = torch.ones(4, 4, dtype=torch.long, device=device)

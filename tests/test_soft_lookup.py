@@ -187,6 +187,21 @@ def test_additive_mask_hides_keys(device, randn, rand_mask):
     torch.testing.assert_close(output, weights @ value)
 
 
+def test_additive_float_mask_is_added_to_the_scores(device, randn, rand_mask):
+    module = AdditiveAttention(4, 4, 8).to(device)
+    query, key, value = randn(2, 5, 4), randn(2, 6, 4), randn(2, 6, 3)
+    mask = rand_mask(2, 5, 6)
+    mask[..., 0] = True
+    as_float = torch.zeros(2, 5, 6, device=device).masked_fill(~mask, float("-inf"))
+    by_bool = module(query, key, value, mask=mask)
+    by_float = module(query, key, value, mask=as_float)
+    torch.testing.assert_close(by_float, by_bool)
+    bias = randn(5, 6)
+    _, weights = module(query, key, value, mask=bias)
+    expected = torch.softmax(module.score(query, key) + bias, dim=-1)
+    torch.testing.assert_close(weights, expected)
+
+
 def test_additive_fully_masked_query_gets_zeros(device, randn):
     module = AdditiveAttention(4, 4, 8).to(device)
     mask = torch.ones(3, 5, dtype=torch.bool, device=device)

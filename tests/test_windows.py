@@ -113,7 +113,11 @@ def test_errors(device, randn):
         banded_attention(q, randn(1, 5, 8), randn(1, 5, 8), 2)
     with pytest.raises(TypeError, match="floating-point"):
         banded_attention(q.long(), q, q, 2)
-    with pytest.raises(ValueError, match=r"square bool \(L, L\)"):
+    with pytest.raises(ValueError, match=r"square bool \(L, L\) mask, got shape \(3, 4\)"):
         receptive_field(torch.ones(3, 4, dtype=torch.bool), 2)
+    with pytest.raises(TypeError, match=r"square bool \(L, L\) mask, got dtype torch\.float32"):
+        receptive_field(torch.ones(3, 3), 2)
+    with pytest.raises(TypeError, match=r"mask must be a torch\.Tensor, got list"):
+        receptive_field([[True]], 2)
     with pytest.raises(ValueError, match="num_layers must be positive"):
         receptive_field(torch.ones(3, 3, dtype=torch.bool), 0)

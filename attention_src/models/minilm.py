@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..checks import check_positive_int, check_tensor, shape_str
+from ..checks import check_positive_int, check_tensor, check_token_ids, shape_str
 from ..encoder import EncoderLayer
 from ..machinery.hashing import verify_sha256
 
@@ -88,7 +88,7 @@ class MiniLM(nn.Module):
     """A BERT-style encoder: ``BertEmbedding`` and ``num_layers`` post-norm
     ``EncoderLayer``\\ s with exact GELU and no final norm.
 
-    ``forward(input_ids, attention_mask=None, token_type_ids=None)``:
+    ``forward(input_ids, attention_mask=None, *, token_type_ids=None)``:
     ``input_ids`` ``(B, L)`` int64, ``attention_mask`` ``(B, L)`` bool
     (True = real token; None = all real). Returns ``(hidden (B, L, D),
     weights)``: the last layer's output and a list of ``num_layers`` tensors
@@ -135,7 +135,7 @@ class MiniLM(nn.Module):
     def num_heads(self) -> int:
         return self.layers[0].self_attn.num_heads
 
-    def hidden_states(self, input_ids, attention_mask=None, token_type_ids=None):
+    def hidden_states(self, input_ids, attention_mask=None, *, token_type_ids=None):
         """``([embedding output, layer 1 output, ...], [weights per layer])``:
         ``num_layers + 1`` tensors ``(B, L, D)`` and ``num_layers`` tensors
         ``(B, H, L, L)``."""
@@ -151,9 +151,9 @@ class MiniLM(nn.Module):
             all_weights.append(weights)
         return states, all_weights
 
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None):
+    def forward(self, input_ids, attention_mask=None, *, token_type_ids=None):
         states, weights = self.hidden_states(
-            input_ids, attention_mask, token_type_ids
+            input_ids, attention_mask, token_type_ids=token_type_ids
         )
         return states[-1], weights  # (B, L, D), [(B, H, L, L)] * layers
 
@@ -208,31 +208,13 @@ class MiniLM(nn.Module):
         return out
 
     def _check_inputs(self, input_ids, attention_mask, token_type_ids):
-        check_tensor("input_ids", input_ids)
-        if input_ids.dtype not in (torch.int64, torch.int32):
-            raise TypeError(
-                f"input_ids must be integer token ids, got dtype {input_ids.dtype};"
-                " get them from the tokenizer: tokenizer(texts)['input_ids']"
-            )
-        if input_ids.dim() != 2:
-            raise ValueError(
-                "input_ids must be 2-D (B, L), got shape "
-                f"{shape_str(input_ids.shape)}; for one sentence add a batch "
-                "dimension: input_ids[None]"
-            )
-        L = input_ids.size(1)
-        if L == 0 or L > self.max_len:
-            raise ValueError(
-                f"input_ids has {L} tokens; the model has positions for 1 to "
-                f"{self.max_len}"
-            )
-        if input_ids.numel() and (
-            input_ids.min() < 0 or input_ids.max() >= self.vocab_size
-        ):
-            raise ValueError(
-                f"input_ids must lie in [0, {self.vocab_size}), got values from "
-                f"{int(input_ids.min())} to {int(input_ids.max())}"
-            )
+        check_token_ids(
+            "input_ids",
+            input_ids,
+            self.vocab_size,
+            max_len=self.max_len,
+            hint="; get them from the tokenizer: tokenizer(texts)['input_ids']",
+        )
         if attention_mask is None:
             return torch.ones_like(input_ids, dtype=torch.bool)
         check_tensor("attention_mask", attention_mask)
