@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import check_floating, check_positive_int, shape_str
+from .checks import check_floating, check_positive_int, check_tensor, shape_str
 
 __all__ = ["RMSNorm"]
 
@@ -41,12 +41,13 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))  # (D,)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_floating("x", x)
+        check_tensor("x", x)
         if x.dim() == 0 or x.size(-1) != self.dim:
             raise ValueError(
                 f"x must end in dim={self.dim} features (..., D), got shape "
                 f"{shape_str(x.shape)}"
             )
+        check_floating("x", x)  # after the shape: x.float() is then the fix
         mean_square = x.pow(2).mean(dim=-1, keepdim=True)  # (..., 1)
         return x * torch.rsqrt(mean_square + self.eps) * self.weight  # (..., D)
 

@@ -56,6 +56,8 @@ def random_dot_products(
     """
     check_positive_int("d_k", d_k)
     check_positive_int("num_samples", num_samples)
+    if isinstance(std, bool) or not isinstance(std, (int, float)):
+        raise TypeError(f"std must be a positive number, got {type(std).__name__}")
     if not std > 0:
         raise ValueError(f"std must be positive, got {std}")
     shape = (num_samples, d_k)  # (N, Dk)

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_floating, check_positive_int, shape_str
+from .checks import check_floating, check_positive_int, check_tensor, shape_str
 
 __all__ = ["SwiGLU"]
 
@@ -38,12 +38,13 @@ class SwiGLU(nn.Module):
         self.down_proj = nn.Linear(d_hidden, d_model, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_floating("x", x)
+        check_tensor("x", x)
         if x.dim() == 0 or x.size(-1) != self.d_model:
             raise ValueError(
                 f"x must end in d_model={self.d_model} features (..., D), got "
                 f"shape {shape_str(x.shape)}"
             )
+        check_floating("x", x)  # after the shape: x.float() is then the fix
         gate = F.silu(
             self.gate_proj(x)
         )  # (..., d_hidden): silu(a) = a * sigmoid(a)

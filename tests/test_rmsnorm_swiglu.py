@@ -91,3 +91,16 @@ def test_errors(device, randn):
         SwiGLU(8, 16).to(device)(randn(3, 5))
     with pytest.raises(ValueError, match="d_hidden must be positive"):
         SwiGLU(8, 0)
+
+
+@pytest.mark.parametrize("make", [lambda: RMSNorm(8), lambda: SwiGLU(8, 16)])
+def test_the_shape_is_checked_before_the_dtype(device, make):
+    """Integer token ids (2, 5) get the shape error, not advice to call .float() that would
+    only lead into it; integers of the right shape get the .float() advice, and it works."""
+    layer = make().to(device)
+    with pytest.raises(ValueError, match=r"features \(\.\.\., D\), got shape \(2, 5\)"):
+        layer(torch.ones(2, 5, dtype=torch.long, device=device))
+    x = torch.ones(2, 8, dtype=torch.long, device=device)
+    with pytest.raises(TypeError, match=r"convert it with x\.float\(\)"):
+        layer(x)
+    assert layer(x.float()).shape == (2, 8)

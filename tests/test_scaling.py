@@ -147,6 +147,7 @@ def test_saturation_sweep_deterministic(device):
         (lambda: random_dot_products(0, 10), ValueError, "d_k must be positive"),
         (lambda: random_dot_products(4.0, 10), TypeError, "d_k must be an int"),
         (lambda: random_dot_products(4, 10, std=0.0), ValueError, "std must be positive"),
+        (lambda: random_dot_products(4, 10, std="1"), TypeError, "std must be a positive number"),
         (lambda: variance_sweep([]), TypeError, "d_ks must be a non-empty list"),
         (lambda: variance_sweep(64), TypeError, "d_ks must be a non-empty list"),
         (lambda: saturation_sweep([4, -2]), ValueError, "each d_k in d_ks must be positive"),
