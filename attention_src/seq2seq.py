@@ -39,10 +39,6 @@ def _check_vocab_size(vocab_size) -> None:
         )
 
 
-def _check_tokens(name: str, tokens, vocab_size: int) -> None:
-    check_token_ids(name, tokens, vocab_size)
-
-
 # --8<-- [start:shift_right]
 def shift_right(target: torch.Tensor) -> torch.Tensor:
     """The decoder input for teacher forcing: ``BOS``, then ``target[:, :-1]``."""
@@ -94,7 +90,7 @@ class Seq2SeqGRU(nn.Module):
 
     def encode(self, source: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """All encoder states ``(B, S, H)`` and the final one ``(1, B, H)``."""
-        _check_tokens("source", source, self.vocab_size)
+        check_token_ids("source", source, self.vocab_size)
         states, final = self.encoder(self.embed(source))  # (B, S, H), (1, B, H)
         return states, final
 
@@ -104,8 +100,8 @@ class Seq2SeqGRU(nn.Module):
 
     def forward(self, source: torch.Tensor, decoder_input: torch.Tensor):
         """Teacher forcing: the decoder reads the *true* previous tokens."""
-        _check_tokens("source", source, self.vocab_size)
-        _check_tokens("decoder_input", decoder_input, self.vocab_size)
+        check_token_ids("source", source, self.vocab_size)
+        check_token_ids("decoder_input", decoder_input, self.vocab_size)
         if decoder_input.size(0) != source.size(0):
             raise ValueError(
                 f"source {shape_str(source.shape)} and decoder_input "
@@ -123,7 +119,7 @@ class Seq2SeqGRU(nn.Module):
         Returns tokens ``(B, length)`` (``length`` defaults to ``S``) and the
         attention weights ``(B, length, S)``, or ``None`` for this model.
         """
-        _check_tokens("source", source, self.vocab_size)
+        check_token_ids("source", source, self.vocab_size)
         length = source.size(-1) if length is None else length
         check_positive_int("length", length)
         encoder_states, hidden = self.encode(source)  # (B, S, H), (1, B, H)
