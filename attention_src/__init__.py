@@ -13,7 +13,7 @@ Dh head width. Bool masks mean True = may attend.
 """
 
 from .alibi import alibi_bias, alibi_slopes
-from .decoder import DecoderBlock, DecoderOnlyLM
+from .decoder import DecoderBlock, DecoderOnlyLM, greedy_decode
 from .efficient import FastMultiHeadAttention, tiled_attention
 from .encoder import Encoder, EncoderLayer
 from .experiments.classifier import EncoderClassifier, order_task_batch
@@ -59,10 +59,9 @@ from .feed_forward import FeedForward
 from .gqa import GroupedQueryAttention, grouped_query_attention, repeat_kv
 from .kv_cache import (
     KVCache,
+    cache_start,
     cached_attention,
     count_kv_projections,
-    forward_with_cache,
-    generate_with_cache,
     kv_cache_bytes_per_token,
 )
 from .masks import causal_mask, padding_mask
@@ -77,7 +76,7 @@ from .positional import (
 )
 from .projections import PartnerAttention
 from .rmsnorm import RMSNorm
-from .rope import RotaryEmbedding, apply_rope, rope_angles
+from .rope import RotaryEmbedding, apply_rope, rope_angles, rope_rotate
 from .scaled_dot_product import scaled_dot_product_attention
 from .scaling import (
     random_dot_products,
@@ -135,6 +134,7 @@ __all__ = [
     # chapter 8: causal self-attention, a decoder-only LM
     "DecoderBlock",
     "DecoderOnlyLM",
+    "greedy_decode",
     "copy_task_batch",
     "train_copy_model",
     # chapter 9: positional encoding
@@ -185,14 +185,14 @@ __all__ = [
     # chapter 16: the KV cache and decoding
     "KVCache",
     "cached_attention",
-    "forward_with_cache",
-    "generate_with_cache",
+    "cache_start",
     "count_kv_projections",
     "kv_cache_bytes_per_token",
     # chapter 17: a real encoder (MiniLM)
     "load_minilm",
     # chapter 18: rotary position embedding
     "rope_angles",
+    "rope_rotate",
     "apply_rope",
     "RotaryEmbedding",
     # chapter 19: sharing keys and values (MQA, GQA)

@@ -1,5 +1,7 @@
 """A decoder-only (GPT-style) language model: causal self-attention blocks that
-predict every next token of a sequence in one forward pass, and greedy generation.
+predict every next token of a sequence in one forward pass; and greedy decoding,
+``greedy_decode``, the one decoding loop of the package (this model's
+``generate`` and SmolLM2's call it).
 
 The copy task the causal-attention chapter trains it on is an experiment:
 ``attention_src.experiments.copy_task``.
@@ -16,20 +18,25 @@ from .checks import (
     check_token_ids,
 )
 from .feed_forward import FeedForward
-from .kv_cache import generate_with_cache
+from .kv_cache import KVCache, cache_start, cached_attention
 from .masks import causal_mask
 from .multi_head import MultiHeadAttention
 
-__all__ = ["DecoderBlock", "DecoderOnlyLM"]
+__all__ = ["DecoderBlock", "DecoderOnlyLM", "greedy_decode"]
 
 
 # --8<-- [start:decoder_block]
 class DecoderBlock(nn.Module):
-    """One pre-norm block; returns ``(output (B, L, D), weights (B, H, L, L))``.
+    """One pre-norm block: ``forward(x, mask=None, *, cache=None, layer=0)``
+    returns ``(output (B, L, D), weights (B, H, L, S))``.
 
     Pre-norm: each sub-layer reads a normalised copy of ``x`` and adds its
-    result back, ``x + self_attn(norm1(x))`` then ``x + ff(norm2(x))``. With
-    ``mask = causal_mask(L)`` position ``t`` sees positions ``0 .. t`` only.
+    result back, ``x + self_attn(norm1(x))`` then ``x + ff(norm2(x))``. The
+    mask is the model's decision: with ``mask = causal_mask(L)`` position
+    ``t`` sees positions ``0 .. t`` only; with ``None``, every position.
+    With a ``KVCache`` (the KV-cache chapter) the attention also reads the
+    keys and values of earlier positions from layer ``layer`` of it and adds
+    the new ones; ``S`` counts the cached keys too.
     """
 
     def __init__(
@@ -41,9 +48,22 @@ class DecoderBlock(nn.Module):
         self.norm2 = nn.LayerNorm(d_model)
         self.ff = FeedForward(d_model, d_ff, dropout=dropout)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None):
-        attn, weights = self.self_attn(self.norm1(x), mask=mask)
-        x = x + attn  # (B, L, D); weights: (B, H, L, L)
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
+        layer: int = 0,
+    ):
+        h = self.norm1(x)  # (B, L, D)
+        if cache is None:
+            attn, weights = self.self_attn(h, mask=mask)
+        else:  # earlier positions' keys and values come from the cache
+            attn, weights = cached_attention(
+                self.self_attn, h, mask, cache=cache, layer=layer
+            )
+        x = x + attn  # (B, L, D); weights: (B, H, L, S)
         x = x + self.ff(self.norm2(x))  # (B, L, D)
         return x, weights
 
@@ -53,13 +73,18 @@ class DecoderBlock(nn.Module):
 
 # --8<-- [start:decoder_lm]
 class DecoderOnlyLM(nn.Module):
-    """Ids ``(B, L)`` -> ``(logits (B, L, V), [weights (B, H, L, L) per layer])``.
+    """Ids ``(B, L)`` -> ``(logits (B, L, V), [weights (B, H, L, S) per layer])``.
 
     Token embedding plus a *learned* position embedding (one trained vector per
-    position ``0 .. max_len - 1``), ``num_layers`` pre-norm decoder blocks whose
-    self-attention uses ``causal_mask``, a final LayerNorm and a linear head.
-    ``logits[:, t]`` scores the token that comes *after* position ``t``, and
-    depends on ``tokens[:, : t + 1]`` only.
+    position ``0 .. max_len - 1``), ``num_layers`` pre-norm decoder blocks, a
+    final LayerNorm and a linear head. ``logits[:, t]`` scores the token that
+    comes *after* position ``t``, and depends on ``tokens[:, : t + 1]`` only.
+
+    The model decides the mask, once per forward, for every block:
+    ``causal_mask``. ``forward(tokens, *, cache=None)``: with a ``KVCache``
+    (from ``new_cache()``) the tokens come after the cached ones, at the
+    positions that follow, and the mask is aligned bottom-right over all
+    ``S`` keys (the KV-cache chapter).
 
     Args:
         vocab_size: V, the number of token ids.
@@ -73,6 +98,8 @@ class DecoderOnlyLM(nn.Module):
             future. Only for demonstrating the leak; a language model must be
             causal.
     """
+
+    eos_token_id: int | None = None  # no end token: decoding runs to the limit
 
     def __init__(
         self,
@@ -97,50 +124,51 @@ class DecoderOnlyLM(nn.Module):
         self.final_norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
 
-    def forward(self, tokens: torch.Tensor):
-        self._check_tokens(tokens)
+    def forward(self, tokens: torch.Tensor, *, cache: KVCache | None = None):
+        start = self._check_forward(tokens, cache)  # positions already cached
         L = tokens.size(1)
-        positions = torch.arange(L, device=tokens.device)  # (L,)
+        positions = torch.arange(start, start + L, device=tokens.device)  # (L,)
         x = self.token_embedding(tokens) + self.position_embedding(positions)
-        mask = causal_mask(L, device=tokens.device) if self.causal else None
-        # x: (B, L, D); mask: (L, L), True = may attend, broadcast over B and H
+        # decided here, once for every block: query i may see keys 0 .. start + i
+        # (bottom-right over S = start + L keys; a single new query sees them all)
+        causal = self.causal and L > 1
+        mask = causal_mask(L, start + L, device=tokens.device) if causal else None
+        # x: (B, L, D); mask: (L, S), True = may attend, broadcast over B and H
         all_weights = []
-        for block in self.blocks:
-            x, weights = block(x, mask)  # weights: (B, H, L, L)
+        for i, block in enumerate(self.blocks):
+            x, weights = block(x, mask, cache=cache, layer=i)  # (B, H, L, S)
             all_weights.append(weights)
         logits = self.head(self.final_norm(x))  # (B, L, V)
         return logits, all_weights
 
-    @torch.no_grad()
-    def generate(
-        self, prompt: torch.Tensor, max_new_tokens: int, use_cache: bool = True
-    ) -> torch.Tensor:
-        """Greedy decoding: append the most likely next token ``max_new_tokens``
-        times.
+    def new_cache(self) -> KVCache:
+        """An empty ``KVCache`` with one slot per block."""
+        return KVCache(len(self.blocks))
 
-        ``prompt`` is ``(B, L0)`` token ids; returns ``(B, L0 + max_new_tokens)``.
-        Call ``model.eval()`` first if the model has dropout. With
-        ``use_cache=True`` each step reuses the keys and values of earlier
-        positions (``attention_src.kv_cache``); with ``use_cache=False`` every
-        step runs the model on the whole prefix again. Both write the same
-        tokens. A non-causal model (``causal=False``) always recomputes: its
-        earlier positions change when a token is added, so there is nothing to
-        reuse.
+    def generate(
+        self,
+        prompt: torch.Tensor,
+        max_new_tokens: int,
+        *,
+        use_cache: bool = True,
+        eos_token_id: int | None = None,
+    ) -> torch.Tensor:
+        """Greedy decoding, :func:`greedy_decode`: ``(B, L0)`` -> at most
+        ``(B, L0 + max_new_tokens)``.
+
+        Call ``model.eval()`` first if the model has dropout. A non-causal
+        model (``causal=False``) always recomputes: its earlier positions
+        change when a token is added, so there is nothing to reuse.
         """
-        self._check_generate(prompt, max_new_tokens)
-        if not isinstance(use_cache, bool):
-            raise TypeError(
-                f"use_cache must be a bool, got {type(use_cache).__name__}"
-            )
-        if use_cache and self.causal:
-            return generate_with_cache(self, prompt, max_new_tokens)
-        tokens = prompt
-        for _ in range(max_new_tokens):
-            logits, _ = self(tokens)  # (B, L, V): a prediction at every position
-            last = logits[:, -1]  # (B, V): only the last position's is new
-            next_token = last.argmax(dim=-1, keepdim=True)  # (B, 1)
-            tokens = torch.cat([tokens, next_token], dim=1)  # (B, L + 1)
-        return tokens
+        if use_cache is True and not self.causal:
+            use_cache = False
+        return greedy_decode(
+            self,
+            prompt,
+            max_new_tokens,
+            use_cache=use_cache,
+            eos_token_id=eos_token_id,
+        )
 
     # --8<-- [end:decoder_lm]
 
@@ -154,21 +182,95 @@ class DecoderOnlyLM(nn.Module):
             check_positive_int(name, value)
         check_probability("dropout", dropout)
 
-    def _check_generate(self, prompt, max_new_tokens) -> None:
-        self._check_tokens(prompt, name="prompt")
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-            raise TypeError(
-                "max_new_tokens must be an int, got "
-                f"{type(max_new_tokens).__name__}"
-            )
-        if max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-        total = prompt.size(1) + max_new_tokens
-        if total > self.max_len:
+    def _check_forward(self, tokens, cache) -> int:
+        check_token_ids("tokens", tokens, self.vocab_size)
+        if cache is not None and not self.causal:
             raise ValueError(
-                f"prompt length {prompt.size(1)} + max_new_tokens {max_new_tokens} "
-                f"= {total} exceeds max_len={self.max_len}"
+                "a non-causal model cannot read a cache: adding a token changes "
+                "its earlier positions too; call it without cache="
             )
+        return cache_start(cache, len(self.blocks), tokens.size(1), self.max_len)
 
-    def _check_tokens(self, tokens, name: str = "tokens") -> None:
-        check_token_ids(name, tokens, self.vocab_size, max_len=self.max_len)
+
+# --8<-- [start:greedy_decode]
+@torch.no_grad()
+def greedy_decode(
+    model: nn.Module,
+    prompt: torch.Tensor,
+    max_new_tokens: int,
+    *,
+    use_cache: bool = True,
+    eos_token_id: int | None = None,
+) -> torch.Tensor:
+    """Greedy decoding: append the model's most likely next token, step by
+    step, until ``max_new_tokens`` are written or every sequence has written
+    the end token. ``(B, L0)`` -> ``(B, L0 + n)``, ``n <= max_new_tokens``.
+
+    A sequence that has written the end token gets more of it while the others
+    finish. With ``use_cache=True`` the prompt goes through the model once, as
+    one chunk, filling a ``KVCache``; after that each step feeds only the
+    token just chosen. With ``use_cache=False`` every step runs the model on
+    the whole sequence again. Both write the same tokens.
+
+    Args:
+        model: a decoder of this package (``DecoderOnlyLM``, SmolLM2's
+            ``LlamaDecoder``): ``model(tokens, cache=None)`` returns
+            ``(logits (B, L, V), ...)``, ``model.new_cache()`` an empty cache;
+            it has ``vocab_size``, ``max_len`` and ``eos_token_id``.
+        prompt: ``(B, L0)`` token ids.
+        max_new_tokens: the most tokens to append.
+        use_cache: reuse the keys and values of earlier positions.
+        eos_token_id: the end token; ``None`` for the model's own,
+            ``model.eos_token_id`` (a model without one decodes to the limit).
+    """
+    eos = _check_decode(model, prompt, max_new_tokens, use_cache, eos_token_id)
+    cache = model.new_cache() if use_cache else None
+    tokens, step_input = prompt, prompt  # the first step reads the whole prompt
+    done = torch.zeros(prompt.size(0), dtype=torch.bool, device=prompt.device)
+    for _ in range(max_new_tokens):
+        logits, _ = model(step_input, cache=cache)  # (B, L, V)
+        next_token = logits[:, -1].argmax(dim=-1)  # (B,): the last position's
+        if eos is not None:  # a finished sequence keeps writing the end token
+            next_token = next_token.masked_fill(done, eos)
+            done = done | (next_token == eos)  # (B,)
+        tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, L + 1)
+        # with a cache only the new token goes in; without, the whole sequence
+        step_input = next_token[:, None] if use_cache else tokens
+        if done.all():
+            break
+    return tokens
+
+
+# --8<-- [end:greedy_decode]
+
+
+def _check_decode(model, prompt, max_new_tokens, use_cache, eos) -> int | None:
+    """Check the arguments of ``greedy_decode``; return the end token."""
+    check_token_ids("prompt", prompt, model.vocab_size)
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+        raise TypeError(
+            f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}"
+        )
+    if max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+    if not isinstance(use_cache, bool):
+        raise TypeError(f"use_cache must be a bool, got {type(use_cache).__name__}")
+    total = prompt.size(1) + max_new_tokens
+    if total > model.max_len:
+        raise ValueError(
+            f"prompt length {prompt.size(1)} + max_new_tokens {max_new_tokens} "
+            f"= {total} exceeds max_len={model.max_len}"
+        )
+    eos = getattr(model, "eos_token_id", None) if eos is None else eos
+    if eos is not None:
+        if isinstance(eos, bool) or not isinstance(eos, int):
+            raise TypeError(
+                f"eos_token_id must be None or an int token id, got "
+                f"{type(eos).__name__}"
+            )
+        if not 0 <= eos < model.vocab_size:
+            raise ValueError(
+                f"eos_token_id must be None or a token id in [0, "
+                f"{model.vocab_size}), got {eos}"
+            )
+    return eos

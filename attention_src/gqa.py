@@ -8,7 +8,9 @@ smaller K and V projections and a KV cache ``H / G`` times smaller.
 
 ``GroupedQueryAttention`` is the attention layer of Llama-style decoders:
 projections named ``q_proj``, ``k_proj``, ``v_proj``, ``o_proj`` (no bias), RoPE
-on queries and keys, and a KV cache for decoding.
+on queries and keys, and a KV cache for decoding. The mask and the rotation
+angles are the model's decisions, handed to the layer (as transformers' Llama
+hands ``attention_mask`` and ``position_embeddings`` to every layer).
 """
 
 from __future__ import annotations
@@ -27,8 +29,7 @@ from .checks import (
     shape_str,
 )
 from .kv_cache import KVCache
-from .masks import causal_mask
-from .rope import apply_rope
+from .rope import rope_rotate
 from .softmax import softmax
 
 __all__ = ["repeat_kv", "grouped_query_attention", "GroupedQueryAttention"]
@@ -164,16 +165,22 @@ class GroupedQueryAttention(nn.Module):
             ``G = H`` is multi-head attention, ``G = 1`` multi-query.
         head_dim: Dh; ``d_model // num_heads`` by default.
         bias: whether the four projections have a bias (Llama: none).
-        rope_base: apply RoPE with this base to queries and keys; ``None``
-            for no rotation.
 
-    ``forward(x, mask=None, *, positions=None, cache=None, layer=0)``: ``x`` is
-    ``(B, L, D)``; ``positions`` ``(L,)`` defaults to ``0 .. L - 1``, or, with a
-    ``cache``, to the positions after the ``S0`` cached ones. With a cache the
-    new keys and values (rotated) are appended to layer ``layer`` of it, the
-    queries attend over all ``S = S0 + L`` of them, and with no ``mask`` given
-    the causal mask is bottom-right aligned, ``causal_mask(L, S)`` (none for a
-    single query). Returns ``(out (B, L, D), weights (B, H, L, S))``.
+    ``forward(x, mask=None, *, rope=None, cache=None, layer=0)``: ``x`` is
+    ``(B, L, D)``. The layer decides nothing about positions or masking; the
+    model does, once per forward, and hands the result to every layer:
+
+    - ``mask`` (bool, True = may attend, or float, added), broadcastable to
+      ``(B, H, L, S)``; ``None`` lets every query attend to every key. A
+      decoder passes ``causal_mask(L, S)``, aligned bottom-right when a cache
+      holds ``S - L`` earlier keys.
+    - ``rope``: the rotation angles ``(cos, sin)`` of the ``L`` positions,
+      each ``(L, Dh)`` (``RotaryEmbedding``); ``None``: no rotation.
+    - ``cache``: a ``KVCache``; the new keys and values (rotated) are appended
+      to layer ``layer`` of it, and the queries attend over all ``S`` of them.
+
+    Returns ``(out (B, L, D), weights (B, H, L, S))``, ``S = L`` without a
+    cache.
     """
 
     def __init__(
@@ -184,18 +191,12 @@ class GroupedQueryAttention(nn.Module):
         head_dim: int | None = None,
         *,
         bias: bool = False,
-        rope_base: float | None = None,
     ):
         super().__init__()
         _check_sizes(d_model, num_heads, num_kv_heads, head_dim)
         self.d_model, self.num_heads = d_model, num_heads
         self.num_kv_heads = num_kv_heads
         self.head_dim = d_model // num_heads if head_dim is None else head_dim
-        if rope_base is not None and self.head_dim % 2:
-            raise ValueError(
-                f"RoPE needs an even head width, got head_dim={self.head_dim}"
-            )
-        self.rope_base = rope_base
         q_width = num_heads * self.head_dim  # H * Dh
         kv_width = num_kv_heads * self.head_dim  # G * Dh: the saving
         self.q_proj = nn.Linear(d_model, q_width, bias=bias)
@@ -208,36 +209,31 @@ class GroupedQueryAttention(nn.Module):
         x: torch.Tensor,
         mask: torch.Tensor | None = None,
         *,
-        positions: torch.Tensor | None = None,
+        rope: tuple[torch.Tensor, torch.Tensor] | None = None,
         cache: KVCache | None = None,
         layer: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        self._check_input(x)
+        self._check_input(x, rope, cache)
         B, L, _ = x.shape
         Dh = self.head_dim
         # 1) project: H query heads, but only G key and value heads
         q = self.q_proj(x).view(B, L, -1, Dh).transpose(1, 2)  # (B, H, L, Dh)
         k = self.k_proj(x).view(B, L, -1, Dh).transpose(1, 2)  # (B, G, L, Dh)
         v = self.v_proj(x).view(B, L, -1, Dh).transpose(1, 2)  # (B, G, L, Dh)
-        # 2) rotate queries and keys by their absolute positions
-        start = 0 if cache is None else cache.layer_length(layer)
-        if self.rope_base is not None:
-            if positions is None:
-                positions = torch.arange(start, start + L, device=x.device)  # (L,)
-            q = apply_rope(q, positions, base=self.rope_base)  # (B, H, L, Dh)
-            k = apply_rope(k, positions, base=self.rope_base)  # (B, G, L, Dh)
-        # 3) with a cache: attend over the cached keys too, causally
+        # 2) rotate queries and keys by the angles of their positions
+        if rope is not None:
+            q = rope_rotate(q, *rope)  # (B, H, L, Dh)
+            k = rope_rotate(k, *rope)  # (B, G, L, Dh)
+        # 3) with a cache: the new keys and values go after the cached ones
         if cache is not None:
-            k, v = cache.append(layer, k, v)  # (B, G, S, Dh), S = start + L
-            if mask is None and L > 1:
-                mask = causal_mask(L, k.size(2), device=x.device)  # (L, S)
+            k, v = cache.append(layer, k, v)  # (B, G, S, Dh), S = cached + L
         out, weights = grouped_query_attention(q, k, v, mask)  # (B, H, L, Dh)
         out = out.transpose(1, 2).reshape(B, L, -1)  # (B, L, H * Dh)
         return self.o_proj(out), weights  # (B, L, D), (B, H, L, S)
 
     # --8<-- [end:gqa_module]
 
-    def _check_input(self, x) -> None:
+    def _check_input(self, x, rope, cache) -> None:
         check_floating("x", x)
         check_ndim("x", x, 3, "(B, L, D)")
         if x.size(-1) != self.d_model:
@@ -245,11 +241,18 @@ class GroupedQueryAttention(nn.Module):
                 f"x has {x.size(-1)} features per token, expected d_model="
                 f"{self.d_model} (x shape {shape_str(x.shape)})"
             )
+        if rope is not None and not (isinstance(rope, tuple) and len(rope) == 2):
+            raise TypeError(
+                "rope must be the pair (cos, sin) of the model's rotation angles, "
+                f"each (L, Dh), got {type(rope).__name__}"
+            )
+        if cache is not None and not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
 
     def extra_repr(self) -> str:
         return (
             f"num_heads={self.num_heads}, num_kv_heads={self.num_kv_heads}, "
-            f"head_dim={self.head_dim}, rope_base={self.rope_base}"
+            f"head_dim={self.head_dim}"
         )
 
 

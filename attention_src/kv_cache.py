@@ -1,9 +1,13 @@
 """The KV cache: keep every layer's keys and values from earlier decoding steps,
 so each new token only projects its own K and V and attends over the stored ones.
 
-``DecoderOnlyLM.generate(..., use_cache=True)`` runs :func:`generate_with_cache`;
-``attention_src.bench.measure_kv_cache`` times decoding with and without the
-cache.
+``KVCache`` is the one cache of the package: the decoder of the causal-attention
+chapter (multi-head attention, through :func:`cached_attention`) and the
+grouped-query layers of SmolLM2 store their keys and values in it. A model
+takes it in its forward, ``model(tokens, cache=cache)``, and decides the
+positions and the mask of the new tokens itself; ``greedy_decode``
+(``attention_src.decoder``) decodes with it, and
+``attention_src.bench.measure_kv_cache`` times decoding with and without it.
 """
 
 from __future__ import annotations
@@ -11,16 +15,20 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import check_heads, check_positive_int, shape_str
-from .masks import causal_mask
+from .checks import (
+    check_floating,
+    check_heads,
+    check_ndim,
+    check_positive_int,
+    shape_str,
+)
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = [
     "KVCache",
     "cached_attention",
-    "forward_with_cache",
-    "generate_with_cache",
+    "cache_start",
     "count_kv_projections",
     "kv_cache_bytes_per_token",
 ]
@@ -28,138 +36,174 @@ __all__ = [
 
 # --8<-- [start:kv_cache]
 class KVCache:
-    """Per-layer keys and values, each ``(B, G, S, Dh)``; ``S`` grows as tokens
-    arrive.
+    """Per-layer store of what attention keeps from earlier steps: for
+    multi-head and grouped-query attention the keys and values, each
+    ``(B, G, S, Dh)``; ``S`` grows as tokens arrive.
 
     ``G`` is the number of key/value heads: ``G = H`` for multi-head
     attention, fewer when query heads share them (grouped-query attention).
     ``append(layer, k, v)`` stores the new ``(B, G, L, Dh)`` keys and values
     after the cached ones and returns the whole ``(B, G, S + L, Dh)`` pair.
     ``length`` is the number of cached positions, which is also the absolute
-    position of the next token; ``layer_length(layer)`` is the same count for
-    one layer (while a step runs, the layers before it are one step ahead).
+    position of the next token.
+
+    The store does not care what it holds: a layer may append any tensors
+    whose second-to-last dimension is the position, ``(..., S, width)`` (the
+    same number of them at every step), e.g. one compressed vector per token
+    instead of a key and a value.
     """
 
     def __init__(self, num_layers: int):
         check_positive_int("num_layers", num_layers)
-        self.keys: list[torch.Tensor | None] = [None] * num_layers
-        self.values: list[torch.Tensor | None] = [None] * num_layers
+        self.layers: list[tuple[torch.Tensor, ...]] = [()] * num_layers
+
+    def append(self, layer: int, *new: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        self._check_append(layer, new)
+        if self.layers[layer]:  # after the cached positions, along S
+            new = tuple(
+                torch.cat([old, t], dim=-2)  # (..., S + L, width)
+                for old, t in zip(self.layers[layer], new, strict=True)
+            )
+        self.layers[layer] = new
+        return new
+
+    def layer_length(self, layer: int) -> int:
+        """The number of positions stored in ``layer``."""
+        self._check_layer(layer)
+        stored = self.layers[layer]
+        return stored[0].size(-2) if stored else 0
 
     @property
     def length(self) -> int:
-        return 0 if self.keys[-1] is None else self.keys[-1].size(2)
-
-    def layer_length(self, layer: int) -> int:
-        self._check_layer(layer)
-        return 0 if self.keys[layer] is None else self.keys[layer].size(2)
-
-    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
-        self._check_layer(layer)
-        if self.keys[layer] is not None:
-            self._check_fits(layer, k, v)
-            k = torch.cat([self.keys[layer], k], dim=2)  # (B, G, S + L, Dh)
-            v = torch.cat([self.values[layer], v], dim=2)  # (B, G, S + L, Dh)
-        self.keys[layer], self.values[layer] = k, v
-        return k, v
+        """The number of cached positions (of the last layer: while a step
+        runs, the layers before it already hold the new tokens)."""
+        return self.layer_length(len(self.layers) - 1)
 
     # --8<-- [end:kv_cache]
 
+    @property
+    def keys(self) -> list[torch.Tensor | None]:
+        """The first tensor each layer stores (the keys), None where empty."""
+        return [stored[0] if stored else None for stored in self.layers]
+
+    @property
+    def values(self) -> list[torch.Tensor | None]:
+        """The second tensor each layer stores (the values), None where empty."""
+        return [stored[1] if len(stored) > 1 else None for stored in self.layers]
+
     def _check_layer(self, layer) -> None:
-        n = len(self.keys)
+        n = len(self.layers)
         if isinstance(layer, bool) or not isinstance(layer, int):
             raise TypeError(f"layer must be an int, got {type(layer).__name__}")
         if not 0 <= layer < n:
             raise ValueError(f"layer must be in [0, {n}), got {layer}")
 
-    def _check_fits(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> None:
-        old = self.keys[layer]
-        for name, new in (("k", k), ("v", v)):
-            if (
-                new.dim() != 4
-                or new.shape[:2] != old.shape[:2]
-                or (new.size(3) != old.size(3))
+    def _check_append(self, layer, new: tuple) -> None:
+        self._check_layer(layer)
+        if not new:
+            raise ValueError("append at least one tensor, e.g. append(layer, k, v)")
+        for i, t in enumerate(new):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(
+                    f"append takes tensors, got {type(t).__name__} as tensor {i}"
+                )
+            if t.dim() < 2:
+                raise ValueError(
+                    f"tensor {i} must have a position dimension (..., L, width), "
+                    f"got shape {shape_str(t.shape)}"
+                )
+        old = self.layers[layer]
+        if not old:
+            return
+        if len(new) != len(old):
+            raise ValueError(
+                f"layer {layer} holds {len(old)} tensors per position, got "
+                f"{len(new)}: append the same kinds of tensors at every step"
+            )
+        for i, (o, t) in enumerate(zip(old, new, strict=True)):
+            if t.dim() != o.dim() or t.shape[:-2] + t.shape[-1:] != (
+                o.shape[:-2] + o.shape[-1:]
             ):
                 raise ValueError(
-                    f"{name} of shape {shape_str(new.shape)} does not fit the "
-                    f"cache of layer {layer}, {shape_str(old.shape)} (B, G, S, "
-                    "Dh): B, G and Dh must match"
+                    f"tensor {i} of shape {shape_str(t.shape)} does not fit the "
+                    f"cache of layer {layer}, {shape_str(o.shape)}: every "
+                    "dimension but the position (the second to last) must match"
                 )
 
 
 # --8<-- [start:cached_attention]
 def cached_attention(
-    attn: MultiHeadAttention, x: torch.Tensor, cache: KVCache, layer: int
-) -> torch.Tensor:
-    """Self-attention of ``L`` new tokens ``x`` ``(B, L, D)`` over the cache plus
-    themselves.
+    attn: MultiHeadAttention,
+    x: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    cache: KVCache,
+    layer: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Self-attention of ``L`` new tokens ``x`` ``(B, L, D)`` over the cached
+    keys and values plus their own, with the weights of ``attn``.
 
     Only the new tokens are projected to K and V; the cached ones are reused.
-    The new queries are the *last* ``L`` of ``S`` positions, so the mask is
-    bottom-right aligned: ``causal_mask(L, S)``. A single query is the newest
-    position and may see every key, so it needs no mask at all.
+    The mask is the caller's decision (the model's): the new queries are the
+    *last* ``L`` of ``S`` positions, so a decoder passes the bottom-right
+    ``causal_mask(L, S)``, and nothing for a single query, the newest
+    position, which may see every key. ``mask=None`` attends to every key.
+    Returns ``(out (B, L, D), weights (B, H, L, S))``.
     """
+    _check_cached_inputs(attn, x, cache)
     q = split_heads(attn.q_proj(x), attn.num_heads)  # (B, H, L, Dh)
     k_new = split_heads(attn.k_proj(x), attn.num_heads)  # (B, H, L, Dh)
     v_new = split_heads(attn.v_proj(x), attn.num_heads)  # (B, H, L, Dh)
     k, v = cache.append(layer, k_new, v_new)  # (B, H, S, Dh), S = cached + L
-    L, S = x.size(1), k.size(2)
-    mask = causal_mask(L, S, device=x.device) if L > 1 else None  # (L, S) or none
-    out, _ = scaled_dot_product_attention(q, k, v, mask)  # (B, H, L, Dh)
-    return attn.out_proj(merge_heads(out))  # (B, L, D)
+    out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, L, Dh)
+    return attn.out_proj(merge_heads(out)), weights  # (B, L, D), (B, H, L, S)
 
 
 # --8<-- [end:cached_attention]
 
 
-# --8<-- [start:forward_with_cache]
-def forward_with_cache(
-    model: nn.Module, tokens: torch.Tensor, cache: KVCache
-) -> torch.Tensor:
-    """Logits ``(B, L, V)`` for ``tokens`` ``(B, L)`` that come after the cached
-    ones.
+def _check_cached_inputs(attn, x, cache) -> None:
+    if not isinstance(attn, MultiHeadAttention):
+        raise TypeError(
+            f"attn must be a MultiHeadAttention, got {type(attn).__name__}"
+        )
+    if not isinstance(cache, KVCache):
+        raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
+    check_floating("x", x)
+    check_ndim("x", x, 3, "(B, L, D)")
+    if x.size(-1) != attn.d_model:
+        raise ValueError(
+            f"x has {x.size(-1)} features per token, expected d_model="
+            f"{attn.d_model} (x shape {shape_str(x.shape)})"
+        )
 
-    The same computation as ``DecoderOnlyLM.forward`` (pre-norm blocks), except
-    that attention reads the cache and the positions start at ``cache.length``:
-    the new tokens' absolute positions, not 0.
+
+def cache_start(
+    cache: KVCache | None, num_layers: int, new_tokens: int, max_len: int
+) -> int:
+    """The absolute position of the first of ``new_tokens`` tokens that a model
+    reads after its cache: ``cache.length``, or 0 without a cache.
+
+    Checks that ``cache`` is a ``KVCache`` with one slot per layer of the model
+    (``num_layers``), and that the cached and the new tokens together fit in
+    the model's ``max_len`` positions.
     """
-    start, L = cache.length, tokens.size(1)
-    positions = torch.arange(start, start + L, device=tokens.device)  # (L,)
-    # (B, L, D)
-    x = model.token_embedding(tokens) + model.position_embedding(positions)
-    for layer, block in enumerate(model.blocks):
-        # (B, L, D)
-        x = x + cached_attention(block.self_attn, block.norm1(x), cache, layer)
-        x = x + block.ff(block.norm2(x))  # (B, L, D)
-    return model.head(model.final_norm(x))  # (B, L, V)
-
-
-# --8<-- [end:forward_with_cache]
-
-
-# --8<-- [start:generate_with_cache]
-@torch.no_grad()
-def generate_with_cache(
-    model: nn.Module, prompt: torch.Tensor, max_new_tokens: int
-):
-    """Greedy decoding with a KV cache: ``(B, L0)`` -> ``(B, L0 + max_new_tokens)``.
-
-    The prompt goes through the model once, as one chunk (filling the cache);
-    after that each step feeds only the token just chosen.
-    """
-    if max_new_tokens == 0:
-        return prompt
-    cache = KVCache(len(model.blocks))
-    logits = forward_with_cache(model, prompt, cache)  # (B, L0, V)
-    next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, 1)
-    pieces = [prompt, next_token]
-    for _ in range(max_new_tokens - 1):
-        logits = forward_with_cache(model, next_token, cache)  # (B, 1, V)
-        next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # (B, 1)
-        pieces.append(next_token)
-    return torch.cat(pieces, dim=1)  # (B, L0 + max_new_tokens)
-
-
-# --8<-- [end:generate_with_cache]
+    start = 0
+    if cache is not None:
+        if not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
+        if len(cache.layers) != num_layers:
+            raise ValueError(
+                f"the cache has {len(cache.layers)} layers, the model "
+                f"{num_layers}: make it with model.new_cache()"
+            )
+        start = cache.length
+    if start + new_tokens > max_len:
+        raise ValueError(
+            f"tokens of length {new_tokens} after {start} cached positions need "
+            f"{start + new_tokens} positions, more than max_len={max_len}"
+        )
+    return start
 
 
 def count_kv_projections(

@@ -10,6 +10,11 @@ The layout is Llama's ("rotate half"): feature ``i`` of the first half of the
 head pairs with feature ``i`` of the second half, and the pair turns by the
 angle ``position * base ** (-2 i / Dh)``. This is exactly transformers'
 ``apply_rotary_pos_emb`` with ``LlamaRotaryEmbedding``.
+
+In a model the angles are computed once per forward, by the model's
+:class:`RotaryEmbedding`, and handed to every attention layer, which rotates
+its queries and keys with :func:`rope_rotate`; :func:`apply_rope` does both
+steps at once, for one tensor.
 """
 
 from __future__ import annotations
@@ -17,9 +22,22 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import check_floating, check_ndim, check_positive_int, shape_str
+from .checks import (
+    check_floating,
+    check_ndim,
+    check_positive_int,
+    check_same_dtype_device,
+    check_tensor,
+    shape_str,
+)
 
-__all__ = ["rope_angles", "rotate_half", "apply_rope", "RotaryEmbedding"]
+__all__ = [
+    "rope_angles",
+    "rotate_half",
+    "rope_rotate",
+    "apply_rope",
+    "RotaryEmbedding",
+]
 
 
 def _check_positions(positions, length: int | None = None) -> None:
@@ -53,7 +71,9 @@ def _check_head_dim(head_dim) -> None:
 
 
 def _check_base(base) -> None:
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or base <= 1:
+    if isinstance(base, bool) or not isinstance(base, (int, float)):
+        raise TypeError(f"base must be a number > 1, got {base!r}")
+    if base <= 1:
         raise ValueError(f"base must be a number > 1, got {base!r}")
 
 
@@ -102,6 +122,20 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([-x2, x1], dim=-1)  # (..., Dh)
 
 
+def rope_rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+    """Rotate ``x`` ``(B, H, L, Dh)`` by angles already computed: ``cos`` and
+    ``sin``, each ``(L, Dh)``, as :func:`rope_angles` gives them.
+
+    Each pair ``(a, b)`` becomes ``(a cos - b sin, b cos + a sin)``. A model
+    computes ``(cos, sin)`` once per forward (:class:`RotaryEmbedding`) and
+    every attention layer rotates its queries and keys with them.
+    """
+    check_floating("x", x)
+    check_ndim("x", x, 4, "(B, H, L, Dh)")
+    _check_angles(x, cos, sin)
+    return x * cos + rotate_half(x) * sin  # (B, H, L, Dh)
+
+
 def apply_rope(
     x: torch.Tensor,
     positions: torch.Tensor | None = None,
@@ -118,7 +152,9 @@ def apply_rope(
     """
     check_floating("x", x)
     check_ndim("x", x, 4, "(B, H, L, Dh)")
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise TypeError(f"offset must be an int >= 0, got {offset!r}")
+    if offset < 0:
         raise ValueError(f"offset must be an int >= 0, got {offset!r}")
     L = x.size(2)
     if positions is None:
@@ -127,20 +163,41 @@ def apply_rope(
         raise ValueError("pass either positions or offset, not both")
     _check_positions(positions, L)
     cos, sin = rope_angles(positions.to(x.device), x.size(-1), base, dtype=x.dtype)
-    return x * cos + rotate_half(x) * sin  # (B, H, L, Dh)
+    return rope_rotate(x, cos, sin)  # (B, H, L, Dh)
 
 
 # --8<-- [end:apply_rope]
 
 
-class RotaryEmbedding(nn.Module):
-    """RoPE as a module: ``forward(x, positions=None, offset=0)`` rotates
-    ``x`` ``(B, H, L, Dh)`` as :func:`apply_rope` does.
+def _check_angles(x: torch.Tensor, cos, sin) -> None:
+    L, Dh = x.shape[2:]
+    for name, t in (("cos", cos), ("sin", sin)):
+        check_tensor(name, t)
+        if t.shape != (L, Dh):
+            raise ValueError(
+                f"{name} must be (L, Dh) = ({L}, {Dh}) for x of shape "
+                f"{shape_str(x.shape)} (B, H, L, Dh), got {shape_str(t.shape)}: "
+                "the angles of exactly the L positions of x"
+            )
+        check_same_dtype_device(x=x, **{name: t})
 
-    It has no parameters; it only remembers ``head_dim`` and ``base``.
+
+# --8<-- [start:rotary_embedding]
+class RotaryEmbedding(nn.Module):
+    """The rotation angles of a model, computed once per forward:
+    ``forward(positions, *, dtype=None)`` -> ``(cos, sin)``, each
+    ``(L, head_dim)``, exactly :func:`rope_angles`.
+
+    A model that uses RoPE owns one and calls it once per forward, for the
+    positions of its tokens (after the cached ones when decoding with a
+    cache); it hands the pair to every attention layer (``rope=(cos, sin)``),
+    which rotates its queries and keys with :func:`rope_rotate`. That is how
+    transformers' Llama does it (``LlamaRotaryEmbedding``, its
+    ``position_embeddings``). It has no parameters: it only remembers
+    ``head_dim`` and ``base``.
 
     Args:
-        head_dim: Dh, even; the inputs' last dimension must match it.
+        head_dim: Dh, even: the width of each attention head.
         base: the frequency base (10000 in the paper, 100000 in SmolLM2).
     """
 
@@ -151,19 +208,11 @@ class RotaryEmbedding(nn.Module):
         self.head_dim, self.base = head_dim, base
 
     def forward(
-        self,
-        x: torch.Tensor,
-        positions: torch.Tensor | None = None,
-        *,
-        offset: int = 0,
-    ) -> torch.Tensor:
-        check_floating("x", x)
-        if x.size(-1) != self.head_dim:
-            raise ValueError(
-                f"x has head width {x.size(-1)}, expected head_dim="
-                f"{self.head_dim} (x shape {shape_str(x.shape)})"
-            )
-        return apply_rope(x, positions, base=self.base, offset=offset)
+        self, positions: torch.Tensor, *, dtype: torch.dtype | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        return rope_angles(positions, self.head_dim, self.base, dtype=dtype)
+
+    # --8<-- [end:rotary_embedding]
 
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, base={self.base}"

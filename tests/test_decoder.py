@@ -1,5 +1,6 @@
 """attention_src.decoder: the decoder-only LM (shapes, causality, generation, training),
-its block against nn.TransformerEncoderLayer with a causal mask, and the copy task."""
+its block against nn.TransformerEncoderLayer with a causal mask, greedy_decode (the one
+decoding loop: its two limits, max_new_tokens and the end token), and the copy task."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import torch
 from torch import nn
 
 from attention_src import MultiHeadAttention, causal_mask
-from attention_src.decoder import DecoderBlock, DecoderOnlyLM
+from attention_src.decoder import DecoderBlock, DecoderOnlyLM, greedy_decode
 from attention_src.experiments.copy_task import copy_task_batch, train_copy_model
 
 from helpers import HEADS as H
@@ -157,6 +158,47 @@ def test_generate_does_not_track_gradients(device, gen):
     assert not out.requires_grad
 
 
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_greedy_decode_stops_at_max_new_tokens(device, gen, use_cache):
+    model = _model(device)
+    assert model.eos_token_id is None  # the copy-task model has no end token
+    prompt = _tokens(2, 3, device, gen)
+    longer = greedy_decode(model, prompt, 7, use_cache=use_cache)
+    for n in (1, 4, 6):
+        out = greedy_decode(model, prompt, n, use_cache=use_cache)
+        assert out.shape == (2, 3 + n)  # exactly n new tokens, not one more
+        assert torch.equal(out, longer[:, : 3 + n])  # the same steps, cut at n
+    assert torch.equal(model.generate(prompt, 7, use_cache=use_cache), longer)
+
+
+def _first(row: torch.Tensor, token: int) -> int:
+    """Index of the first ``token`` in ``row`` (its length if there is none)."""
+    hits = (row == token).nonzero()
+    return int(hits[0]) if len(hits) else row.numel()
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_greedy_decode_stops_at_the_end_token(device, gen, use_cache):
+    model = _model(device)
+    prompt = _tokens(2, 3, device, gen)
+    free = greedy_decode(model, prompt, 8, use_cache=use_cache)[:, 3:]  # (2, 8)
+    eos = int(free[0, 2])  # sequence 0 writes it by step 2
+    out = greedy_decode(model, prompt, 8, use_cache=use_cache, eos_token_id=eos)
+    new = out[:, 3:]
+    stops = [_first(row, eos) for row in free]  # where each sequence ends
+    assert stops[0] <= 2
+    assert new.size(1) == min(8, max(stops) + 1)  # stopped when both had ended
+    for row, free_row, stop in zip(new, free, stops, strict=True):
+        assert torch.equal(row[: stop + 1], free_row[: stop + 1])  # same tokens, then
+        assert (row[stop:] == eos).all()  # only the end token
+    alone = greedy_decode(model, prompt[:1], 8, use_cache=use_cache, eos_token_id=eos)
+    assert alone.shape == (1, 3 + stops[0] + 1)  # one sequence: ends at its end token
+    # the model's own end token is the default
+    model.eos_token_id = eos
+    assert torch.equal(model.generate(prompt[:1], 8, use_cache=use_cache), alone)
+    assert torch.equal(greedy_decode(model, prompt[:1], 8, use_cache=use_cache), alone)
+
+
 # --------------------------------------------------------------------------- errors
 
 
@@ -192,6 +234,15 @@ def test_bad_generate_arguments_raise(device):
         model.generate(prompt, 2.0)
     with pytest.raises(TypeError, match="prompt must be integer token ids"):
         model.generate(prompt.float(), 2)
+    with pytest.raises(ValueError, match=r"eos_token_id must be None or a token id in \[0, 11\)"):
+        model.generate(prompt, 2, eos_token_id=11)
+    with pytest.raises(TypeError, match="eos_token_id must be None or an int token id, got str"):
+        greedy_decode(model, prompt, 2, eos_token_id="2")
+    with pytest.raises(TypeError, match="use_cache must be a bool"):
+        greedy_decode(model, prompt, 2, use_cache=None)
+    leaky = _model(device, causal=False)
+    with pytest.raises(ValueError, match="a non-causal model cannot read a cache"):
+        leaky(prompt, cache=leaky.new_cache())
 
 
 def test_bad_constructor_arguments_raise():

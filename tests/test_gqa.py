@@ -1,8 +1,11 @@
 """attention_src.gqa and the GQA side of attention_src.kv_cache: grouped-query
 attention equal to F.scaled_dot_product_attention(enable_gqa=True), to plain
 multi-head attention over repeated keys and values, and (the layer) to transformers'
-LlamaAttention on the same weights; cached decoding with RoPE offsets equal to the
-full forward; cache bytes per token; and the input checks."""
+LlamaAttention on the same weights, given the rotation angles of our RotaryEmbedding;
+cached decoding with RoPE offsets equal to the full forward, with the mask and angles
+decided by the caller as a model decides them; with mask=None and a cache the layer
+attends to every key (it never invents a mask); cache bytes per token; and the input
+checks."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import torch.nn.functional as F
 from attention_src.gqa import GroupedQueryAttention, grouped_query_attention, repeat_kv
 from attention_src.kv_cache import KVCache, kv_cache_bytes_per_token
 from attention_src.masks import causal_mask
+from attention_src.rope import RotaryEmbedding
 from attention_src.scaled_dot_product import scaled_dot_product_attention
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -109,14 +113,15 @@ def _llama_attention(ours: GroupedQueryAttention, base: float):
 @pytest.mark.parametrize(("H", "G"), [(4, 4), (6, 2), (4, 1)])
 def test_layer_equals_llama_attention(device, randn, dtype, H, G):
     B, L, D, base = 2, 7, 48, 1e5
-    ours = GroupedQueryAttention(D, H, G, rope_base=base).to(device, dtype).eval()
+    ours = GroupedQueryAttention(D, H, G).to(device, dtype).eval()
     ref, rotary = _llama_attention(ours, base)
     x = randn(B, L, D, dtype=dtype)
     mask = causal_mask(L, device=device)
     additive = torch.zeros(L, L, device=device, dtype=dtype).masked_fill(~mask, float("-inf"))
     positions = torch.arange(L, device=device)
+    rope = RotaryEmbedding(D // H, base)(positions, dtype=dtype)  # as the model computes it
     with torch.no_grad():
-        out, weights = ours(x, mask)
+        out, weights = ours(x, mask, rope=rope)
         cos, sin = rotary(x, positions[None])
         ref_out, ref_weights = ref(x, (cos, sin), additive[None, None])
     # transformers computes the rotation angles in float32
@@ -129,16 +134,26 @@ def test_layer_equals_llama_attention(device, randn, dtype, H, G):
     ("H", "G", "chunks"), [(4, 2, [5, 1, 1, 3]), (6, 1, [1, 1, 1]), (4, 4, [3, 4])]
 )
 def test_cached_decoding_equals_the_full_forward(device, randn, H, G, chunks):
-    """RoPE at offset positions and the bottom-right causal mask: feeding the tokens in
-    chunks through a cache gives the rows of one causal forward over all of them."""
+    """RoPE at offset positions and the bottom-right causal mask, both decided by the
+    caller as a model decides them: feeding the tokens in chunks through a cache gives
+    the rows of one causal forward over all of them."""
     D, L = 48, sum(chunks)
-    layer = GroupedQueryAttention(D, H, G, rope_base=1e4).to(device, torch.float64).eval()
-    x = randn(2, L, D, dtype=torch.float64)
+    f64 = torch.float64
+    layer = GroupedQueryAttention(D, H, G).to(device, f64).eval()
+    rotary = RotaryEmbedding(D // H, 1e4)
+    x = randn(2, L, D, dtype=f64)
+
+    def angles(start, n):  # the rotation angles of positions start .. start + n - 1
+        return rotary(torch.arange(start, start + n, device=device), dtype=f64)
+
     with torch.no_grad():
-        full, _ = layer(x, causal_mask(L, device=device))
+        full, _ = layer(x, causal_mask(L, device=device), rope=angles(0, L))
         cache, pieces, start = KVCache(2), [], 0
         for n in chunks:
-            out, weights = layer(x[:, start : start + n], cache=cache, layer=1)
+            mask = causal_mask(n, start + n, device=device) if n > 1 else None
+            out, weights = layer(
+                x[:, start : start + n], mask, rope=angles(start, n), cache=cache, layer=1
+            )
             assert weights.shape == (2, H, n, start + n)
             pieces.append(out)
             start += n
@@ -148,13 +163,32 @@ def test_cached_decoding_equals_the_full_forward(device, randn, H, G, chunks):
     # the negative control: the same chunks without the offset give other outputs
     with torch.no_grad():
         cache = KVCache(1)
-        layer(x[:, : chunks[0]], cache=cache)
-        wrong, _ = layer(
-            x[:, chunks[0] : chunks[0] + 1],
-            cache=cache,
-            positions=torch.zeros(1, dtype=torch.long, device=device),
-        )
-    assert (wrong - full[:, chunks[0] : chunks[0] + 1]).abs().max() > 1e-6
+        n = chunks[0]
+        first_mask = causal_mask(n, device=device) if n > 1 else None
+        layer(x[:, :n], first_mask, rope=angles(0, n), cache=cache)
+        wrong, _ = layer(x[:, n : n + 1], rope=angles(0, 1), cache=cache)  # position 0
+    assert (wrong - full[:, n : n + 1]).abs().max() > 1e-6
+
+
+def test_with_a_cache_and_no_mask_every_key_is_attended(device, randn):
+    """mask=None means no mask, with a cache too: the layer never invents a causal one.
+    Three new queries after two cached keys attend to all five keys, as
+    grouped_query_attention does without a mask."""
+    layer = GroupedQueryAttention(16, 4, 2).to(device).eval()
+    x = randn(1, 5, 16)
+    with torch.no_grad():
+        cache = KVCache(1)
+        layer(x[:, :2], cache=cache)
+        out, weights = layer(x[:, 2:], cache=cache)  # no mask
+        q = layer.q_proj(x[:, 2:]).view(1, 3, 4, 4).transpose(1, 2)  # (1, H, 3, Dh)
+        k = layer.k_proj(x).view(1, 5, 2, 4).transpose(1, 2)  # (1, G, 5, Dh)
+        v = layer.v_proj(x).view(1, 5, 2, 4).transpose(1, 2)  # (1, G, 5, Dh)
+        unmasked, expected_weights = grouped_query_attention(q, k, v)
+        causal, _ = grouped_query_attention(q, k, v, causal_mask(3, 5, device=device))
+    assert weights.shape == (1, 4, 3, 5) and (weights > 0).all()  # the future is seen
+    torch.testing.assert_close(weights, expected_weights)
+    torch.testing.assert_close(out, layer.o_proj(unmasked.transpose(1, 2).flatten(2)))
+    assert not torch.allclose(unmasked, causal)  # so an invented mask would show
 
 
 def test_without_rope_the_layer_is_order_blind(device, randn):
@@ -162,13 +196,12 @@ def test_without_rope_the_layer_is_order_blind(device, randn):
     x = randn(1, 5, 16)
     perm = torch.tensor([3, 0, 4, 1, 2], device=device)
     torch.testing.assert_close(layer(x[:, perm])[0], layer(x)[0][:, perm])
-    rotary = GroupedQueryAttention(16, 4, 2, rope_base=1e4).to(device).eval()
-    rotary.load_state_dict(layer.state_dict())
-    assert (rotary(x[:, perm])[0] - rotary(x)[0][:, perm]).abs().max() > 1e-4
+    rope = RotaryEmbedding(4, 1e4)(torch.arange(5, device=device))  # (cos, sin), (5, 4) each
+    assert (layer(x[:, perm], rope=rope)[0] - layer(x, rope=rope)[0][:, perm]).abs().max() > 1e-4
 
 
 def test_projection_sizes_and_head_dim():
-    layer = GroupedQueryAttention(576, 9, 3, rope_base=1e5)
+    layer = GroupedQueryAttention(576, 9, 3)
     assert layer.q_proj.weight.shape == (576, 576)
     assert layer.k_proj.weight.shape == layer.v_proj.weight.shape == (192, 576)
     assert layer.o_proj.weight.shape == (576, 576) and layer.q_proj.bias is None
@@ -183,7 +216,7 @@ def test_cache_bytes_per_token(device, randn):
     assert gqa * 3 == mha and gqa == 2 * 30 * 3 * 64 * 2
     assert kv_cache_bytes_per_token(30, 576, 2, num_heads=9, num_kv_heads=9) == mha
     # and the bytes a cache holds after a forward
-    layers = [GroupedQueryAttention(48, 6, 2, rope_base=1e4).to(device) for _ in range(3)]
+    layers = [GroupedQueryAttention(48, 6, 2).to(device) for _ in range(3)]
     cache, x = KVCache(3), randn(2, 5, 48)
     with torch.no_grad():
         for i, layer in enumerate(layers):
@@ -216,10 +249,18 @@ def test_errors(device, randn):
         GroupedQueryAttention(24, 6, 4)
     with pytest.raises(ValueError, match="or pass head_dim"):
         GroupedQueryAttention(25, 5 * 2, 2)
-    with pytest.raises(ValueError, match="even head width"):
-        GroupedQueryAttention(12, 4, 2, rope_base=1e4)
+    with pytest.raises(ValueError, match="head_dim must be even for RoPE, got 3"):
+        RotaryEmbedding(GroupedQueryAttention(12, 4, 2).head_dim)
+    layer = GroupedQueryAttention(16, 4, 2).to(device)
     with pytest.raises(ValueError, match=r"expected d_model=16"):
-        GroupedQueryAttention(16, 4, 2).to(device)(randn(1, 3, 8))
+        layer(randn(1, 3, 8))
+    with pytest.raises(TypeError, match=r"rope must be the pair \(cos, sin\)"):
+        layer(randn(1, 3, 16), rope=randn(3, 4))
+    wrong_length = RotaryEmbedding(4)(torch.arange(5, device=device))
+    with pytest.raises(ValueError, match=r"cos must be \(L, Dh\) = \(3, 4\)"):
+        layer(randn(1, 3, 16), rope=wrong_length)
+    with pytest.raises(TypeError, match="cache must be a KVCache, got list"):
+        layer(randn(1, 3, 16), cache=[])
     with pytest.raises(ValueError, match="pass num_heads and num_kv_heads together"):
         kv_cache_bytes_per_token(2, 16, 4, num_kv_heads=2)
     with pytest.raises(ValueError, match="must be divisible by num_kv_heads"):
@@ -230,3 +271,5 @@ def test_errors(device, randn):
     cache.append(0, k, v)
     with pytest.raises(ValueError, match=r"does not fit the cache of layer 0"):
         cache.append(0, randn(1, 2, 1, 8), randn(1, 2, 1, 8))
+    with pytest.raises(TypeError, match="layer must be an int, got str"):
+        cache.layer_length("0")

@@ -15,8 +15,9 @@ from attention_src.experiments.position_schemes import (
     offset_batch,
     run_position_experiment,
 )
-from attention_src.masks import causal_mask
 from attention_src.experiments.tagger import IGNORE_INDEX, previous_token_batch
+from attention_src.masks import causal_mask
+from attention_src.rope import rope_angles
 from attention_src.windows import sliding_window_mask
 
 
@@ -53,6 +54,20 @@ def test_tagger_shapes_and_masks(device, scheme):
     windowed = PositionTagger(11, 16, 4, "rope", causal=True, window=3).to(device)
     assert torch.equal(windowed.scores_mask(x), sliding_window_mask(7, 7, 3, device=device))
     assert PositionTagger(11, 16, 4, "rope").to(device).scores_mask(x) is None
+
+
+def test_rope_tagger_hands_its_angles_to_the_attention(device):
+    """The tagger (the model) computes the rotation angles once and passes them to its
+    attention layer; the layer itself rotates nothing unless given them."""
+    rope = PositionTagger(11, 16, 4, "rope", rope_base=100.0).to(device)
+    plain = PositionTagger(11, 16, 4, "none").to(device)
+    plain.load_state_dict(rope.state_dict())  # the same weights: RoPE has no parameters
+    assert rope.rotary.base == 100.0 and plain.rotary is None
+    tokens = torch.randint(11, (2, 7), device=device)
+    x = rope.embedding(tokens)  # (2, 7, 16)
+    out, _ = rope.attn(x, rope=rope_angles(torch.arange(7, device=device), 4, 100.0))
+    torch.testing.assert_close(rope(tokens), rope.head(x + out).unflatten(-1, (1, 11)))
+    assert not torch.allclose(rope(tokens), plain(tokens))
 
 
 def test_causal_tagger_ignores_the_future(device):

@@ -9,7 +9,7 @@ import os
 import pytest
 import torch
 
-from attention_src.rope import RotaryEmbedding, apply_rope, rope_angles, rotate_half
+from attention_src.rope import RotaryEmbedding, apply_rope, rope_angles, rope_rotate, rotate_half
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 llama = pytest.importorskip("transformers.models.llama.modeling_llama")
@@ -104,15 +104,25 @@ def test_rope_angles_layout_and_dtype(device):
     assert rope_angles(positions, 8)[0].dtype == torch.float32
 
 
-def test_rotary_embedding_module(device, randn):
-    x = randn(2, 3, 5, 16)
+def test_rotary_embedding_gives_the_angles_a_model_hands_its_layers(device, randn):
+    """A model computes (cos, sin) once with its RotaryEmbedding; every layer rotates with
+    rope_rotate, which is apply_rope at those positions."""
+    x = randn(2, 3, 5, 16, dtype=torch.float64)
     rope = RotaryEmbedding(16, base=1e5)
-    assert len(list(rope.parameters())) == 0
+    assert len(list(rope.parameters())) == 0 and len(list(rope.buffers())) == 0
     positions = torch.arange(2, 7, device=device)
-    torch.testing.assert_close(rope(x, positions), apply_rope(x, positions, base=1e5))
-    torch.testing.assert_close(rope(x, offset=2), apply_rope(x, positions, base=1e5))
-    with pytest.raises(ValueError, match=r"head width 16, expected head_dim=8"):
-        RotaryEmbedding(8)(x)
+    cos, sin = rope(positions, dtype=torch.float64)
+    expected = rope_angles(positions, 16, 1e5, dtype=torch.float64)
+    assert torch.equal(cos, expected[0]) and torch.equal(sin, expected[1])
+    torch.testing.assert_close(rope_rotate(x, cos, sin), apply_rope(x, positions, base=1e5))
+    torch.testing.assert_close(rope_rotate(x, cos, sin), apply_rope(x, offset=2, base=1e5))
+    assert rope(positions)[0].dtype == torch.float32  # rope_angles' default
+    with pytest.raises(ValueError, match=r"cos must be \(L, Dh\) = \(5, 16\) .* got \(5, 8\)"):
+        rope_rotate(x, *RotaryEmbedding(8)(positions, dtype=torch.float64))
+    with pytest.raises(TypeError, match="x and cos must have the same dtype"):
+        rope_rotate(x, cos.float(), sin.float())
+    with pytest.raises(TypeError, match=r"sin must be a torch\.Tensor"):
+        rope_rotate(x, cos, 0.5)
 
 
 def test_errors(device, randn):
@@ -131,8 +141,12 @@ def test_errors(device, randn):
         apply_rope(x, torch.arange(4, device=device), offset=2)
     with pytest.raises(ValueError, match="offset must be an int >= 0"):
         apply_rope(x, offset=-1)
+    with pytest.raises(TypeError, match=r"offset must be an int >= 0, got 1\.5"):
+        apply_rope(x, offset=1.5)
     with pytest.raises(ValueError, match="base must be a number > 1"):
         apply_rope(x, base=1.0)
+    with pytest.raises(TypeError, match="base must be a number > 1, got '1e4'"):
+        RotaryEmbedding(8, "1e4")
     with pytest.raises(TypeError, match="floating-point"):
         apply_rope(x.long())
     with pytest.raises(ValueError, match="head_dim must be even"):

@@ -112,6 +112,7 @@ _CONFIG = {
     "rope_base": "llama.rope.freq_base",
     "norm_eps": "llama.attention.layer_norm_rms_epsilon",
     "max_len": "llama.context_length",
+    "eos_token_id": "tokenizer.ggml.eos_token_id",  # <|im_end|>: decoding stops
 }
 
 

