@@ -5,7 +5,8 @@ by transformers' own GGUF loader from the same file (eager attention).
 Checked: our dequantised, un-permuted weights equal the ones transformers loads, tensor
 for tensor; the logits and every layer's attention weights equal the reference for
 prompts of different lengths and a batch, in float32 and float64; greedy ``generate``
-writes the reference's tokens, with and without our KV cache, and the cache read in
+writes the reference's tokens, with and without our KV cache, and called plainly it ends
+at the model's own end-of-turn token (read from the file); the cache read in
 chunks gives the logits of one full pass (RoPE offsets); without the q/k un-permutation
 the model is far from the reference (so the un-permutation is doing real work); the
 un-permutation inverts llama.cpp's permutation, written here from its rule; the KV
@@ -177,6 +178,7 @@ def test_config_read_from_the_file(parts, reference):
     assert c["num_kv_heads"] == r.num_key_value_heads
     assert c["rope_base"] == r.rope_parameters["rope_theta"] == 1e5
     assert c["norm_eps"] == pytest.approx(r.rms_norm_eps, rel=1e-6)
+    assert c["eos_token_id"] == r.eos_token_id == EOS  # <|im_end|>, where decoding stops
 
 
 # --- the model against the reference ------------------------------------------------
@@ -260,6 +262,24 @@ def test_generate_equals_reference_greedy(ours, reference, dev):
     theirs = reference.generate(ids, max_new_tokens=20, do_sample=False)
     assert out.shape == (1, ids.size(1) + 20)
     assert torch.equal(out, theirs)
+
+
+def test_plain_generate_ends_at_the_end_of_turn(ours, dev):
+    """Without eos_token_id, generate stops at the model's own end token, <|im_end|>:
+    the answer, then that token once, and nothing after it."""
+    model, tokenizer = ours
+    assert model.eos_token_id == tokenizer.eos_token_id == EOS
+    ids = chat_prompt(tokenizer, "What is the capital of Japan?", dev)
+    out = model.generate(ids, max_new_tokens=30)
+    new = out[0, ids.size(1) :]
+    assert new.numel() < 30 and int(new[-1]) == EOS and (new[:-1] != EOS).all()
+    text = tokenizer.decode(new)
+    assert text.endswith("<|im_end|>") and text.count("<|im_end|>") == 1, text
+    assert "<|im_start|>" not in text and "Tokyo" in text, text
+    assert "<|im_end|>" not in tokenizer.decode(new[:-1])
+    explicit = model.generate(ids, max_new_tokens=30, eos_token_id=EOS)
+    assert torch.equal(out, explicit)  # the default is the model's own end token
+    assert torch.equal(model.generate(ids, max_new_tokens=30, use_cache=False), out)
 
 
 def test_the_france_answer(ours, dev):
