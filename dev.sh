@@ -2,6 +2,8 @@
 # The project's two commands (see README.md):
 #   ./dev.sh serve   set up what is missing, then serve the site with live reload
 #   ./dev.sh test    set up what is missing, then run every check CI runs
+#   ./dev.sh test --fast   the same without the site's tests: ruff and the package's
+#                          unit and reference tests (pytest -m "not docs and not browser")
 #
 # Set-up is idempotent and keeps what you have: the virtual environment (.venv,
 # or $VENV) sees the interpreter's site-packages, so a torch you already
@@ -67,7 +69,14 @@ case "${1:-}" in
     ;;
   test)
     setup
-    install_browser
+    if [ "${2:-}" = --fast ]; then
+      # The fast tier: the package's unit and reference tests, no site build, no browser
+      # (the markers are set by tests/conftest.py; see "Which tests to run" in
+      # docs/contributing.md).
+      set -- test -m "not docs and not browser" "${@:3}"
+    else
+      install_browser
+    fi
     echo "==> ruff"
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
@@ -75,7 +84,7 @@ case "${1:-}" in
     exec "$VENV/bin/python" -m pytest "${@:2}"
     ;;
   *)
-    echo "usage: ./dev.sh serve | ./dev.sh test [pytest args]" >&2
+    echo "usage: ./dev.sh serve | ./dev.sh test [--fast] [pytest args]" >&2
     exit 2
     ;;
 esac

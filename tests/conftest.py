@@ -19,6 +19,26 @@ os.environ.setdefault(
     "ATTENTION_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".cache" / "attention_src")
 )
 
+TESTS = Path(__file__).resolve().parent
+DOCS_TESTS = TESTS / "docs"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Put every test in its tier (markers registered in pyproject.toml), by where it lives
+    and what it needs, so that a new test lands in the right tier without a mark:
+
+    - ``browser``: needs the ``browser`` fixture (headless Chromium, tests/docs/conftest.py);
+    - ``docs``: any other test under tests/docs/ (the site, its pages, diagrams and copies);
+    - the fast tier, unmarked: everything else, the package's unit and reference tests
+      (``./dev.sh test --fast`` runs ``-m "not docs and not browser"``).
+    """
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+        elif DOCS_TESTS in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.docs)
+
+
 CUDA = pytest.param(
     "cuda",
     marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),

@@ -19,8 +19,9 @@ command that left the page must leave these lists too:
 - ``NOT_RUN``: must not run inside the test suite, each with the reason.
 
 ``./dev.sh test ARGS`` is set-up, ``ruff check .``, ``ruff format --check .``,
-then ``pytest ARGS`` (:func:`test_dev_sh_test_is_ruff_then_pytest` checks that
-``dev.sh`` still runs exactly that). Here it runs as ``pytest ARGS``: the two
+then ``pytest ARGS``, and ``./dev.sh test --fast ARGS`` the same with the fast
+tier's marker expression before ARGS (:func:`test_dev_sh_test_is_ruff_then_pytest`
+checks that ``dev.sh`` still runs exactly that). Here it runs as ``pytest ARGS``: the two
 ruff commands are on the page and run as written (once, not once per
 ``./dev.sh test`` line), and set-up is left out because the suite runs after
 it (``./dev.sh test`` and ``.ci/run`` set up first) and because, where
@@ -53,6 +54,7 @@ TIMEOUT = 180  # seconds per command; they take 1-15 s
 
 AS_WRITTEN = {
     "./dev.sh test tests/test_house_rules.py",
+    "./dev.sh test tests/docs/test_diagrams.py tests/docs/test_numbering.py",
     "./dev.sh test tests/test_masks.py",
     "./dev.sh test tests/docs/test_codeblocks.py -k masks --co -q",
     ".venv/bin/ruff check .",
@@ -61,6 +63,21 @@ AS_WRITTEN = {
 }
 
 INSTEAD = {
+    "./dev.sh test --fast": (
+        "./dev.sh test --fast --co -q",
+        "the fast tier takes minutes, and this test is not in it; collecting it checks "
+        "that it selects the package's tests and none of the site's",
+    ),
+    "./dev.sh test -m docs": (
+        "./dev.sh test -m docs --co -q",
+        "the docs tier builds the site, as this suite does; collecting it checks that it "
+        "selects the site's tests and none of the browser's or the package's",
+    ),
+    "./dev.sh test -m browser": (
+        "./dev.sh test -m browser --co -q",
+        "the browser tier opens every page in Chromium, as this suite does; collecting "
+        "it checks that it selects the browser's tests and nothing else",
+    ),
     ".venv/bin/python -m attention_src.bench --quick --out .cache/bench-quick.json": (
         ".venv/bin/python -m attention_src.bench --quick --sections attention "
         "--sizes 16 --reps 1 --matmul-n 64 --max-wait-s 0 --out {tmp}/bench-quick.json",
@@ -80,7 +97,25 @@ ON_THE_BUILT_SITE = {
     ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--masks.json",
 }
 
+# The checklist of "Adding a chapter" scaffolds and checks a new chapter: run on the
+# working tree it would add one. tests/docs/test_new_chapter.py runs these lines, the
+# page's two blocks, in a scratch copy of the repository.
+NEW_CHAPTER = (
+    "adds a chapter to the working tree: tests/docs/test_new_chapter.py runs the "
+    "checklist's blocks in a scratch copy of the repository"
+)
 NOT_RUN = {
+    "cp templates/chapter.md docs/chapters/$STEM.md": NEW_CHAPTER,
+    "cp templates/diagram.svg diagrams/$STEM.svg": NEW_CHAPTER,
+    "cp templates/lesson.py attention_src/$MODULE.py": NEW_CHAPTER,
+    "cp templates/test_lesson.py tests/test_$MODULE.py": NEW_CHAPTER,
+    (
+        'sed -i "s/CHAPTER_STEM/$STEM/g; s/LESSON_MODULE/$MODULE/g" docs/chapters/$STEM.md '
+        "diagrams/$STEM.svg attention_src/$MODULE.py tests/test_$MODULE.py"
+    ): NEW_CHAPTER,
+    "./dev.sh test --fast tests/test_house_rules.py tests/test_$MODULE.py": NEW_CHAPTER,
+    './dev.sh test tests/docs/test_codeblocks.py -k "fences and $STEM"': NEW_CHAPTER,
+    ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--$STEM.json": NEW_CHAPTER,
     "./dev.sh serve": "serves until stopped",
     "./dev.sh test": "the whole suite, which this test is part of (recursion)",
     "python3 -m venv --system-site-packages .venv": (
@@ -118,9 +153,19 @@ SHOWS = {
     ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--masks.json": [
         " passed, 0 failed"
     ],
+    "./dev.sh test --fast --co -q": ["tests/test_house_rules.py::", "deselected"],
+    "./dev.sh test -m docs --co -q": ["tests/docs/test_build.py::", "tests/docs/test_diagrams"],
+    "./dev.sh test -m browser --co -q": ["tests/docs/test_browser.py::"],
+}
+# What a command's output must not hold (each tier selects only its own tests).
+NOT_SHOWN = {
+    "./dev.sh test --fast --co -q": ["tests/docs/"],
+    "./dev.sh test -m docs --co -q": ["tests/test_", "tests/docs/test_browser.py::"],
+    "./dev.sh test -m browser --co -q": ["tests/test_", "tests/docs/test_build.py::"],
 }
 
-DEV_SH_TEST = re.compile(r"^\./dev\.sh test(?P<args>( .+)?)$")
+DEV_SH_TEST = re.compile(r"^\./dev\.sh test(?P<fast> --fast)?(?P<args>( .+)?)$")
+FAST = '-m "not docs and not browser"'  # what --fast adds (dev.sh; the tiers: tests/conftest.py)
 EXPORT = re.compile(r"^export (?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>\S*)$")
 
 
@@ -160,7 +205,8 @@ def here(command: str) -> str:
     """The command as a shell line for this interpreter's environment."""
     match = DEV_SH_TEST.match(command)
     if match:  # set-up and ruff left out: see the module's docstring
-        command = f".venv/bin/python -m pytest{match['args'] or ''}"
+        fast = f" {FAST}" if match["fast"] else ""
+        command = f".venv/bin/python -m pytest{fast}{match['args'] or ''}"
     return command.replace(".venv/bin/", shlex.quote(str(BIN)) + "/")
 
 
@@ -221,10 +267,14 @@ def test_dev_sh_test_is_ruff_then_pytest():
     script = (ROOT / "dev.sh").read_text(encoding="utf-8")
     case = script[script.index("  test)") : script.index(";;", script.index("  test)"))]
     steps = [line.strip() for line in case.splitlines()[1:] if line.strip()]
-    steps = [s for s in steps if not s.startswith("echo")]
+    steps = [s for s in steps if not s.startswith(("echo", "#"))]
     assert steps == [
         "setup",
+        'if [ "${2:-}" = --fast ]; then',
+        f'set -- test {FAST} "${{@:3}}"',
+        "else",
         "install_browser",
+        "fi",
         '"$VENV/bin/ruff" check .',
         '"$VENV/bin/ruff" format --check .',
         'exec "$VENV/bin/python" -m pytest "${@:2}"',
@@ -245,6 +295,8 @@ def test_cheaper_variant_runs(command, env, tmp_path):
     output = run(variant.format(tmp=tmp_path), env, tmp_path)
     for expected in SHOWS.get(variant, []):
         assert expected in output, f"{variant!r} should show {expected!r}:\n{output[-3000:]}"
+    for unexpected in NOT_SHOWN.get(variant, []):
+        assert unexpected not in output, f"{variant!r} should not show {unexpected!r}"
 
 
 @pytest.mark.parametrize(("command", "env"), cases(ON_THE_BUILT_SITE))
