@@ -1,5 +1,6 @@
-"""attention_src.experiments.training: the warm-up schedule, the training loop (warm-up, clipping,
-history) and the seeded "which comes first?" experiment. Tiny settings only."""
+"""attention_src.experiments.training: the warm-up schedule, the one training loop ``train``
+(optimisers, warm-up, clipping, history), the classifier's ``train_loop`` and the seeded "which
+comes first?" experiment. Tiny settings only."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ import math
 
 import pytest
 import torch
+from torch import nn
 
 from attention_src.experiments.classifier import EncoderClassifier, order_task_batch
 from attention_src.experiments.training import (
+    OPTIMIZERS,
     accuracy,
+    classifier_loss,
+    train,
     train_loop,
     train_order_classifier,
     warmup_factor,
@@ -54,7 +59,151 @@ def test_warmup_bad_arguments(args, error, pattern):
         warmup_factor(*args)
 
 
-# --------------------------------------------------------------------------- the loop
+# --------------------------------------------------------------------------- the one loop
+
+
+def _regression(device, seed=0):
+    """A tiny model, a fixed stream of batches and a loss: (model, next_batch, loss_fn)."""
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).to(device)
+    data = torch.Generator(device=device).manual_seed(seed)
+
+    def next_batch():
+        x = torch.randn(16, 4, generator=data, device=device)  # (B, 4)
+        return x, x.sum(dim=1, keepdim=True)  # (B, 4), (B, 1)
+
+    def loss_fn(model, batch):
+        x, y = batch
+        return ((model(x) - y) ** 2).mean()
+
+    return model, next_batch, loss_fn
+
+
+def _by_hand(device, make_optimizer, steps, max_grad_norm=None):
+    """The same training written out: the loop that ``train`` must reproduce bit for bit."""
+    model, next_batch, loss_fn = _regression(device)
+    optimizer = make_optimizer(model.parameters())
+    losses = []
+    for _ in range(steps):
+        loss = loss_fn(model, next_batch())
+        optimizer.zero_grad()
+        loss.backward()
+        if max_grad_norm is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        optimizer.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "make_optimizer"),
+    [
+        # AdamW without weight decay is exactly Adam: the trainings that used Adam keep their
+        # results
+        (dict(lr=0.01), lambda p: torch.optim.Adam(p, lr=0.01)),
+        (
+            dict(lr=0.01, weight_decay=0.1),
+            lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.1),
+        ),
+        (dict(lr=0.1, optimizer="sgd"), lambda p: torch.optim.SGD(p, lr=0.1)),
+        (dict(lr=0.01, max_grad_norm=0.05), lambda p: torch.optim.Adam(p, lr=0.01)),
+    ],
+)
+def test_train_is_the_loop_written_out(device, kwargs, make_optimizer):
+    expected, expected_losses = _by_hand(
+        device, make_optimizer, steps=5, max_grad_norm=kwargs.get("max_grad_norm")
+    )
+    model, next_batch, loss_fn = _regression(device)
+    history = train(model, next_batch, loss_fn, steps=5, **kwargs)
+    assert history["loss"] == expected_losses
+    for (name, got), want in zip(
+        model.state_dict().items(), expected.state_dict().values(), strict=True
+    ):
+        assert torch.equal(got, want), name
+    assert history["lr"] == [kwargs["lr"]] * 5 and model.training
+
+
+def test_train_changes_the_weights_and_lowers_the_loss(device):
+    model, next_batch, loss_fn = _regression(device)
+    before = [p.detach().clone() for p in model.parameters()]
+    history = train(model, next_batch, loss_fn, steps=60, lr=0.02)
+    assert all(not torch.equal(b, p) for b, p in zip(before, model.parameters(), strict=True))
+    assert sum(history["loss"][-5:]) < sum(history["loss"][:5]) / 2
+
+
+def test_train_warms_up_with_the_inverse_sqrt_schedule(device):
+    model, next_batch, loss_fn = _regression(device)
+    history = train(
+        model, next_batch, loss_fn, steps=6, lr=0.01, warmup_steps=2, decay="inverse_sqrt"
+    )
+    assert history["lr"] == pytest.approx(
+        [0.01 * warmup_factor(s, 2, "inverse_sqrt") for s in range(6)]
+    )
+    assert history["lr"][-1] < history["lr"][1]  # decays after the warm-up
+
+
+def test_train_trains_a_bare_parameter(device):
+    """The scaling chapter's use: one query vector is the whole model."""
+    query = nn.Parameter(torch.ones(3, device=device))
+    history = train(
+        nn.ParameterList([query]),
+        lambda: None,
+        lambda model, _: (model[0] ** 2).sum(),
+        steps=1,
+        lr=0.25,
+        optimizer="sgd",
+    )
+    assert history["loss"] == [3.0] and history["grad_norm"][0] == pytest.approx(12**0.5)
+    torch.testing.assert_close(query.detach(), torch.full((3,), 0.5, device=device))
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "pattern"),
+    [
+        (dict(model="net"), TypeError, r"model must be a torch\.nn\.Module, got str"),
+        (dict(next_batch=[1]), TypeError, r"next_batch must be callable, got list \[1\]"),
+        (dict(loss_fn=None), TypeError, r"loss_fn must be callable, got NoneType None"),
+        (dict(steps=0), ValueError, r"steps must be positive, got 0"),
+        (dict(lr="1e-3"), TypeError, r"lr must be a number, got str '1e-3'"),
+        (dict(lr=-1.0), ValueError, r"lr must be a positive number, got -1\.0"),
+        (
+            dict(optimizer="adam"),
+            ValueError,
+            r"optimizer must be one of \['adamw', 'sgd'\], got 'adam'",
+        ),
+        (dict(weight_decay=-0.1), ValueError, r"weight_decay must be >= 0, got -0\.1"),
+        (dict(weight_decay=None), TypeError, r"weight_decay must be a number, got NoneType None"),
+        (
+            dict(max_grad_norm="1"),
+            TypeError,
+            r"max_grad_norm must be a number or None, got str '1'",
+        ),
+        (dict(max_grad_norm=-1.0), ValueError, r"max_grad_norm must be a positive number or None"),
+        (dict(warmup_steps=1.5), TypeError, r"warmup_steps must be an int, got float 1\.5"),
+        (dict(decay="cosine"), ValueError, r"decay must be one of \['constant', 'inverse_sqrt'\]"),
+    ],
+)
+def test_train_bad_arguments(device, change, error, pattern):
+    model, next_batch, loss_fn = _regression(device)
+    kwargs = dict(model=model, next_batch=next_batch, loss_fn=loss_fn, steps=2, lr=1e-3)
+    kwargs.update(change)
+    positional = [kwargs.pop(k) for k in ("model", "next_batch", "loss_fn")]
+    with pytest.raises(error, match=pattern):
+        train(*positional, **kwargs)
+    assert OPTIMIZERS == ("adamw", "sgd")
+
+
+# --------------------------------------------------------------------------- the classifier's loop
+
+
+def test_train_loop_is_train_with_the_classifier_loss(device):
+    model, next_batch = _setup(device)
+    history = train_loop(model, next_batch, steps=3, lr=1e-3, warmup_steps=2)
+    again, next_batch = _setup(device)
+    expected = train(
+        again, next_batch, classifier_loss, steps=3, lr=1e-3, warmup_steps=2, max_grad_norm=1.0
+    )
+    assert history == expected
 
 
 def _setup(device, seed=0):

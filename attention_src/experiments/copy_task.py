@@ -10,8 +10,9 @@ import torch.nn.functional as F
 
 from ..checks import check_positive_int
 from ..decoder import DecoderOnlyLM
+from .training import train
 
-__all__ = ["copy_task_batch", "train_copy_model"]
+__all__ = ["copy_task_batch", "train_copy_model", "next_token_loss"]
 
 
 # --8<-- [start:copy_task]
@@ -77,21 +78,23 @@ def train_copy_model(
         causal=causal,
     )
     model = DecoderOnlyLM(**model_kwargs).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    losses = []
-    for _ in range(steps):
-        seq = copy_task_batch(
+
+    def next_batch():
+        return copy_task_batch(
             batch_size, half_len, vocab_size, generator=generator, device=device
         )  # (B, 2 * half_len)
-        inputs, targets = seq[:, :-1], seq[:, 1:]  # token t + 1 from tokens 0..t
-        logits, _ = model(inputs)  # (B, L, V): L predictions per sequence
-        loss = F.cross_entropy(logits.reshape(-1, vocab_size), targets.reshape(-1))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+
+    losses = train(model, next_batch, next_token_loss, steps=steps, lr=lr)["loss"]
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     return {"state_dict": state, "losses": losses, "model_kwargs": model_kwargs}
+
+
+def next_token_loss(model: DecoderOnlyLM, seq: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of predicting token ``t + 1`` from tokens ``0 .. t``, at
+    every position of ``seq`` ``(B, L + 1)``."""
+    inputs, targets = seq[:, :-1], seq[:, 1:]  # (B, L) each
+    logits, _ = model(inputs)  # (B, L, V): L predictions per sequence
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
 
 
 # --8<-- [end:train]

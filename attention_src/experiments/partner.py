@@ -13,6 +13,7 @@ from torch import nn
 
 from ..checks import check_positive_int, shape_str
 from ..projections import PartnerAttention
+from .training import train
 
 __all__ = [
     "partner_of",
@@ -98,7 +99,8 @@ def train_partner_attention(
     """Train a ``PartnerAttention`` to put each token's attention on its partner.
 
     The loss is the cross-entropy between each row of scores and the
-    partner's position: the attention weights themselves are trained.
+    partner's position: the attention weights themselves are trained (with
+    Adam, by :func:`~attention_src.experiments.training.train`).
 
     Returns:
         a dict with the loss every 10 steps (``"losses"``, at the steps
@@ -110,23 +112,18 @@ def train_partner_attention(
     train_gen = torch.Generator(device=device).manual_seed(seed)
     test_gen = torch.Generator(device=device).manual_seed(10_000 + seed)
     model = PartnerAttention(vocab_size, d_model, d_k, projections).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    losses, loss_steps = [], []
-    for step in range(steps):
-        tokens, target = partner_batch(
-            batch_size,
-            num_pairs,
-            vocab_size,
-            generator=train_gen,
-        )
+
+    def next_batch():
+        return partner_batch(batch_size, num_pairs, vocab_size, generator=train_gen)
+
+    def partner_loss(model, batch):
+        tokens, target = batch  # (B, L), (B, L)
         scores = model(tokens)  # (B, L, L)
-        loss = nn.functional.cross_entropy(scores.flatten(0, 1), target.flatten())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        if step % 10 == 0 or step == steps - 1:
-            losses.append(loss.item())
-            loss_steps.append(step)
+        return nn.functional.cross_entropy(scores.flatten(0, 1), target.flatten())
+
+    every_loss = train(model, next_batch, partner_loss, steps=steps, lr=lr)["loss"]
+    loss_steps = [s for s in range(steps) if s % 10 == 0 or s == steps - 1]
+    losses = [every_loss[s] for s in loss_steps]
     model.eval()
     with torch.no_grad():
         tokens, target = partner_batch(

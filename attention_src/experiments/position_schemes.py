@@ -13,7 +13,6 @@ every position, name the tokens ``offsets`` positions back.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..alibi import alibi_bias
@@ -21,9 +20,9 @@ from ..checks import check_positive_int, check_token_ids
 from ..gqa import GroupedQueryAttention
 from ..masks import causal_mask
 from ..positional import LearnedPositionalEmbedding, PositionalEncoding
-from ..rope import RotaryEmbedding
 from ..windows import sliding_window_mask
-from .tagger import IGNORE_INDEX
+from .tagger import IGNORE_INDEX, tagging_loss
+from .training import train
 
 __all__ = [
     "POSITION_SCHEMES",
@@ -134,21 +133,16 @@ class PositionTagger(nn.Module):
         elif positions == "learned":
             self.positions = LearnedPositionalEmbedding(d_model, max_len)
         G = num_heads if num_kv_heads is None else num_kv_heads
-        self.attn = GroupedQueryAttention(d_model, num_heads, G, bias=True)
-        # RoPE: the model computes the angles, the attention layer turns q and k
-        self.rotary = None
-        if positions == "rope":
-            self.rotary = RotaryEmbedding(self.attn.head_dim, rope_base)
+        base = rope_base if positions == "rope" else None
+        self.attn = GroupedQueryAttention(
+            d_model, num_heads, G, bias=True, rope_base=base
+        )
         self.head = nn.Linear(d_model, num_outputs * vocab_size)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         check_token_ids("tokens", tokens, self.vocab_size)
         x = self.positions(self.embedding(tokens))  # (B, L, D)
-        rope = None
-        if self.rotary is not None:  # the angles of positions 0 .. L - 1, once
-            positions = torch.arange(x.size(1), device=x.device)  # (L,)
-            rope = self.rotary(positions, dtype=x.dtype)  # (cos, sin), (L, Dh) each
-        out, _ = self.attn(x, self.scores_mask(x), rope=rope)
+        out, _ = self.attn(x, self.scores_mask(x))
         logits = self.head(x + out)  # (B, L, R * V)
         return logits.unflatten(-1, (self.num_outputs, self.vocab_size))
 
@@ -185,14 +179,6 @@ def _check_scheme(positions, max_len) -> None:
         check_positive_int("max_len", max_len)
 
 
-def _loss(logits, targets) -> torch.Tensor:
-    return F.cross_entropy(
-        logits.reshape(-1, logits.size(-1)),
-        targets.reshape(-1),
-        ignore_index=IGNORE_INDEX,
-    )
-
-
 def train_position_tagger(
     *,
     positions: str,
@@ -213,9 +199,9 @@ def train_position_tagger(
     device=None,
 ) -> dict:
     """Train a ``PositionTagger`` as ``train_tagger`` trains a
-    ``OneLayerTagger``: AdamW, a fresh batch each step, of one length drawn from
-    ``2 .. max_train_len``, from the same random streams (so with
-    ``offsets=(1,)`` the data are the same).
+    ``OneLayerTagger``: ``train`` (AdamW), a fresh batch each step, of one
+    length drawn from ``2 .. max_train_len``, from the same random streams (so
+    with ``offsets=(1,)`` the data are the same).
 
     Returns ``{"state_dict", "losses", "model_kwargs"}``, plain data.
     """
@@ -240,15 +226,14 @@ def train_position_tagger(
         rope_base=rope_base,
     )
     model = PositionTagger(**model_kwargs).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    losses = []
-    for _ in range(steps):
+
+    def next_batch():
         length = int(
             torch.randint(
                 2, max_train_len + 1, (1,), generator=generator, device=device
             )
         )
-        tokens, targets = offset_batch(
+        return offset_batch(
             batch_size,
             length,
             vocab_size,
@@ -256,11 +241,8 @@ def train_position_tagger(
             generator=generator,
             device=device,
         )  # (B, L), (B, L, R)
-        loss = _loss(model(tokens), targets)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+
+    losses = train(model, next_batch, tagging_loss, steps=steps, lr=lr)["loss"]
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     return {"state_dict": state, "losses": losses, "model_kwargs": model_kwargs}
 

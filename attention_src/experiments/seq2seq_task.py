@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from ..checks import check_positive_int
 from ..seq2seq import (
@@ -21,11 +20,13 @@ from ..seq2seq import (
     _check_vocab_size,
     shift_right,
 )
+from .training import train
 
 __all__ = [
     "TASKS",
     "make_seq2seq_batch",
     "train_seq2seq",
+    "teacher_forcing_loss",
     "accuracy_by_length",
     "accuracy_by_position",
     "run_seq2seq_experiment",
@@ -85,7 +86,8 @@ def train_seq2seq(
     lr: float = 1e-2,
     seed: int = 0,
 ) -> list[float]:
-    """Train ``model`` in place with teacher forcing; return every step's loss.
+    """Train ``model`` in place with teacher forcing (Adam, gradients clipped at
+    norm 1); return every step's loss.
 
     Each step draws one length in ``[min_len, max_len]`` and a batch of that
     length (so no padding is needed), on the model's device.
@@ -100,13 +102,10 @@ def train_seq2seq(
     _check_task(task)
     device = next(model.parameters()).device
     generator = torch.Generator().manual_seed(seed)  # same data on any device
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = []
-    model.train()
-    for _ in range(steps):
-        length = torch.randint(min_len, max_len + 1, (1,), generator=generator)
-        length = int(length)
-        source, target = make_seq2seq_batch(
+
+    def next_batch():
+        length = int(torch.randint(min_len, max_len + 1, (1,), generator=generator))
+        return make_seq2seq_batch(
             batch_size,
             length,
             model.vocab_size,
@@ -114,15 +113,25 @@ def train_seq2seq(
             generator=generator,
             device=device,
         )  # (B, S), (B, L)
-        logits, _ = model(source, shift_right(target))  # (B, L, V)
-        loss = F.cross_entropy(logits.flatten(0, 1), target.flatten())
-        optimizer.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
-        optimizer.step()
-        losses.append(loss.item())
+
+    history = train(
+        model,
+        next_batch,
+        teacher_forcing_loss,
+        steps=steps,
+        lr=lr,
+        max_grad_norm=1.0,
+    )
     model.eval()
-    return losses
+    return history["loss"]
+
+
+def teacher_forcing_loss(model: Seq2SeqGRU, batch) -> torch.Tensor:
+    """Cross-entropy of the logits for ``batch = (source (B, S), target (B, L))``,
+    the decoder reading the true previous tokens (``shift_right(target)``)."""
+    source, target = batch  # (B, S), (B, L)
+    logits, _ = model(source, shift_right(target))  # (B, L, V)
+    return F.cross_entropy(logits.flatten(0, 1), target.flatten())
 
 
 # --8<-- [end:train]

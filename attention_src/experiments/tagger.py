@@ -17,12 +17,14 @@ from torch import nn
 from ..checks import check_ndim, check_positive_int, check_tensor
 from ..multi_head import MultiHeadAttention
 from ..positional import LearnedPositionalEmbedding, PositionalEncoding
+from .training import train
 
 __all__ = [
     "IGNORE_INDEX",
     "previous_token_batch",
     "OneLayerTagger",
     "train_tagger",
+    "tagging_loss",
     "previous_token_accuracy",
     "run_tagger_experiment",
 ]
@@ -166,32 +168,35 @@ def train_tagger(
         positions=positions,
     )
     model = OneLayerTagger(**model_kwargs).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    losses = []
-    for _ in range(steps):
+
+    def next_batch():
         length = int(
             torch.randint(
                 2, max_train_len + 1, (1,), generator=generator, device=device
             )
         )
-        tokens, targets = previous_token_batch(
+        return previous_token_batch(
             batch_size, length, vocab_size, generator=generator, device=device
         )  # (B, L) each
-        logits = model(tokens)  # (B, L, V)
-        loss = F.cross_entropy(
-            logits.reshape(-1, vocab_size),
-            targets.reshape(-1),
-            ignore_index=IGNORE_INDEX,
-        )
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+
+    losses = train(model, next_batch, tagging_loss, steps=steps, lr=lr)["loss"]
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     return {"state_dict": state, "losses": losses, "model_kwargs": model_kwargs}
 
 
 # --8<-- [end:train_tagger]
+
+
+def tagging_loss(model: nn.Module, batch) -> torch.Tensor:
+    """Cross-entropy of a tagger's logits ``(B, L, V)`` (or ``(B, L, R, V)``) for
+    ``batch = (tokens, targets)``, skipping targets equal to ``IGNORE_INDEX``."""
+    tokens, targets = batch  # (B, L), (B, L) or (B, L, R)
+    logits = model(tokens)  # (B, L, V) or (B, L, R, V)
+    return F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)),
+        targets.reshape(-1),
+        ignore_index=IGNORE_INDEX,
+    )
 
 
 @torch.no_grad()

@@ -25,6 +25,7 @@ from torch import nn
 
 from ..checks import check_ndim, check_positive_int, check_tensor, shape_str
 from ..encoder import Encoder
+from .training import train
 
 __all__ = [
     "TASKS",
@@ -38,6 +39,7 @@ __all__ = [
     "TaskModel",
     "init_task_model",
     "train_task_model",
+    "task_loss",
     "load_task_model",
     "weight_on_expected",
     "argmax_match",
@@ -270,12 +272,11 @@ def train_task_model(
         d_ff=d_ff,
         max_len=seq_len,
     )
-    model = init_task_model(model_kwargs, seed, device).train()  # weights: seeded
+    model = init_task_model(model_kwargs, seed, device)  # weights: seeded
     generator = torch.Generator(device=device).manual_seed(seed)  # data: seeded
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = []
-    for _ in range(steps):
-        batch = task_batch(
+
+    def next_batch():
+        return task_batch(
             task,
             batch_size,
             seq_len,
@@ -283,14 +284,8 @@ def train_task_model(
             generator=generator,
             device=device,
         )
-        logits, _ = model(batch.inputs)  # (B, L, V)
-        loss = F.cross_entropy(
-            logits.reshape(-1, vocab_size), batch.targets.reshape(-1)
-        )
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+
+    losses = train(model, next_batch, task_loss, steps=steps, lr=lr)["loss"]
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     return {
         "state_dict": state,
@@ -300,6 +295,14 @@ def train_task_model(
         "seq_len": seq_len,
         "seed": seed,
     }
+
+
+def task_loss(model: TaskModel, batch: TaskBatch) -> torch.Tensor:
+    """Cross-entropy of the model's logits ``(B, L, V)`` at every position."""
+    logits, _ = model(batch.inputs)  # (B, L, V)
+    return F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)), batch.targets.reshape(-1)
+    )
 
 
 # --8<-- [end:train]

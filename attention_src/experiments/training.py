@@ -1,5 +1,5 @@
-"""Training a Transformer classifier: a learning-rate warm-up, gradient clipping,
-and the loop that uses both.
+"""The one training loop (with a learning-rate warm-up and gradient clipping)
+that every training in the package calls, and the order classifier's training.
 
 Warm-up starts the learning rate small and raises it linearly over the first
 steps: at initialisation the gradients can be large and Adam's running
@@ -21,7 +21,15 @@ from torch import nn
 from ..checks import check_positive_int
 from .classifier import EncoderClassifier, order_task_batch
 
-__all__ = ["warmup_factor", "train_loop", "accuracy", "train_order_classifier"]
+__all__ = [
+    "warmup_factor",
+    "OPTIMIZERS",
+    "train",
+    "classifier_loss",
+    "train_loop",
+    "accuracy",
+    "train_order_classifier",
+]
 
 _DECAYS = ("constant", "inverse_sqrt")
 
@@ -60,11 +68,128 @@ def _check_schedule(step, warmup_steps, decay) -> None:
         raise ValueError(f"decay must be one of {list(_DECAYS)}, got {decay!r}")
 
 
+OPTIMIZERS = ("adamw", "sgd")
+
+
+# --8<-- [start:train]
+def train(
+    model: nn.Module,
+    next_batch: Callable[[], object],
+    loss_fn: Callable[[nn.Module, object], torch.Tensor],
+    *,
+    steps: int,
+    lr: float,
+    optimizer: str = "adamw",
+    weight_decay: float = 0.0,
+    warmup_steps: int = 0,
+    decay: str = "constant",
+    max_grad_norm: float | None = None,
+) -> dict[str, list[float]]:
+    """The one training loop: every training in the package and on the pages
+    calls it.
+
+    Each of the ``steps`` steps draws a batch with ``next_batch()``, computes
+    ``loss_fn(model, batch)`` (a scalar tensor), and takes one optimiser step.
+    ``optimizer="adamw"`` is AdamW (with ``weight_decay=0``, the default, it is
+    exactly Adam); ``"sgd"`` is plain gradient descent. The learning rate is
+    ``lr * warmup_factor(step, warmup_steps, decay)``. ``max_grad_norm`` clips
+    the norm of all gradients together; ``None`` leaves them untouched.
+
+    Leaves ``model`` in training mode and returns the history, one entry per
+    step: ``loss``, ``grad_norm`` (the norm of all gradients together,
+    measured before clipping) and ``lr``.
+    """
+    _check_training(
+        model,
+        next_batch,
+        loss_fn,
+        steps,
+        lr,
+        optimizer,
+        weight_decay,
+        max_grad_norm,
+    )
+    _check_schedule(0, warmup_steps, decay)
+    make = torch.optim.AdamW if optimizer == "adamw" else torch.optim.SGD
+    opt = make(model.parameters(), lr=lr, weight_decay=weight_decay)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda step: warmup_factor(step, warmup_steps, decay)
+    )
+    # inf: measure, never clip
+    cap = math.inf if max_grad_norm is None else max_grad_norm
+    history = {"loss": [], "grad_norm": [], "lr": []}
+    model.train()
+    for _ in range(steps):
+        loss = loss_fn(model, next_batch())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        # one norm over every gradient; if it exceeds cap, all are scaled by
+        # cap / norm
+        grad_norm = nn.utils.clip_grad_norm_(model.parameters(), cap)
+        history["lr"].append(schedule.get_last_lr()[0])
+        opt.step()
+        schedule.step()  # the next step's learning rate
+        history["loss"].append(loss.item())
+        history["grad_norm"].append(grad_norm.item())
+    return history
+
+
+# --8<-- [end:train]
+
+
+def _check_training(
+    model, next_batch, loss_fn, steps, lr, optimizer, weight_decay, max_grad_norm
+) -> None:
+    if not isinstance(model, nn.Module):
+        raise TypeError(
+            f"model must be a torch.nn.Module, got {type(model).__name__}"
+        )
+    for name, value in (("next_batch", next_batch), ("loss_fn", loss_fn)):
+        if not callable(value):
+            raise TypeError(
+                f"{name} must be callable, got {type(value).__name__} {value!r}"
+            )
+    check_positive_int("steps", steps)
+    _check_number("lr", lr)
+    if not lr > 0:
+        raise ValueError(f"lr must be a positive number, got {lr!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(
+            f"optimizer must be one of {list(OPTIMIZERS)}, got {optimizer!r}"
+        )
+    _check_number("weight_decay", weight_decay)
+    if not weight_decay >= 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay!r}")
+    if max_grad_norm is not None:
+        _check_number("max_grad_norm", max_grad_norm, " or None")
+        if not max_grad_norm > 0:
+            raise ValueError(
+                "max_grad_norm must be a positive number or None, got "
+                f"{max_grad_norm!r}"
+            )
+
+
+def _check_number(name: str, value, alternative: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"{name} must be a number{alternative}, got "
+            f"{type(value).__name__} {value!r}"
+        )
+
+
 # tokens (B, L), lengths (B,), labels (B,)
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 # --8<-- [start:train_loop]
+def classifier_loss(model: nn.Module, batch: Batch) -> torch.Tensor:
+    """Cross-entropy of a classifier's logits ``(B, C)`` for a batch
+    ``(tokens (B, L), lengths (B,), labels (B,))``."""
+    tokens, lengths, labels = batch  # (B, L), (B,), (B,)
+    logits, _ = model(tokens, lengths)  # (B, C)
+    return F.cross_entropy(logits, labels)
+
+
 def train_loop(
     model: nn.Module,
     next_batch: Callable[[], Batch],
@@ -74,54 +199,24 @@ def train_loop(
     warmup_steps: int = 0,
     max_grad_norm: float | None = 1.0,
 ) -> dict[str, list[float]]:
-    """Train ``model`` with AdamW for ``steps`` steps on batches from
-    ``next_batch()``.
+    """Train a classifier with :func:`train` (AdamW) and ``classifier_loss`` on
+    batches from ``next_batch()``; clips at ``max_grad_norm=1.0`` by default.
 
     Returns the history, one entry per step: ``loss``, ``grad_norm`` (the norm
     of all gradients together, measured before clipping) and ``lr``.
     """
-    _check_training(steps, lr, max_grad_norm)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: warmup_factor(step, warmup_steps)
+    return train(
+        model,
+        next_batch,
+        classifier_loss,
+        steps=steps,
+        lr=lr,
+        warmup_steps=warmup_steps,
+        max_grad_norm=max_grad_norm,
     )
-    # inf: measure, never clip
-    cap = math.inf if max_grad_norm is None else max_grad_norm
-    history = {"loss": [], "grad_norm": [], "lr": []}
-    model.train()
-    for _ in range(steps):
-        tokens, lengths, labels = next_batch()  # (B, L), (B,), (B,)
-        logits, _ = model(tokens, lengths)  # (B, C)
-        loss = F.cross_entropy(logits, labels)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        # one norm over every gradient; if it exceeds cap, all are scaled by
-        # cap / norm
-        grad_norm = nn.utils.clip_grad_norm_(model.parameters(), cap)
-        history["lr"].append(schedule.get_last_lr()[0])
-        optimizer.step()
-        schedule.step()  # the next step's learning rate
-        history["loss"].append(loss.item())
-        history["grad_norm"].append(grad_norm.item())
-    return history
 
 
 # --8<-- [end:train_loop]
-
-
-def _check_training(steps, lr, max_grad_norm) -> None:
-    check_positive_int("steps", steps)
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
-    if max_grad_norm is not None and (
-        isinstance(max_grad_norm, bool)
-        or not isinstance(max_grad_norm, (int, float))
-        or not max_grad_norm > 0
-    ):
-        raise ValueError(
-            "max_grad_norm must be a positive number or None, got "
-            f"{max_grad_norm!r}"
-        )
 
 
 @torch.no_grad()
