@@ -20,6 +20,7 @@ from ..checks import check_positive_int, check_token_ids
 from ..gqa import GroupedQueryAttention
 from ..masks import causal_mask
 from ..positional import LearnedPositionalEmbedding, PositionalEncoding
+from ..rope import RotaryEmbedding
 from ..windows import sliding_window_mask
 from .tagger import IGNORE_INDEX, tagging_loss
 from .training import train
@@ -133,16 +134,21 @@ class PositionTagger(nn.Module):
         elif positions == "learned":
             self.positions = LearnedPositionalEmbedding(d_model, max_len)
         G = num_heads if num_kv_heads is None else num_kv_heads
-        base = rope_base if positions == "rope" else None
-        self.attn = GroupedQueryAttention(
-            d_model, num_heads, G, bias=True, rope_base=base
-        )
+        self.attn = GroupedQueryAttention(d_model, num_heads, G, bias=True)
+        # RoPE: the model computes the angles, the attention layer turns q and k
+        self.rotary = None
+        if positions == "rope":
+            self.rotary = RotaryEmbedding(self.attn.head_dim, rope_base)
         self.head = nn.Linear(d_model, num_outputs * vocab_size)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         check_token_ids("tokens", tokens, self.vocab_size)
         x = self.positions(self.embedding(tokens))  # (B, L, D)
-        out, _ = self.attn(x, self.scores_mask(x))
+        rope = None
+        if self.rotary is not None:  # the angles of positions 0 .. L - 1, once
+            positions = torch.arange(x.size(1), device=x.device)  # (L,)
+            rope = self.rotary(positions, dtype=x.dtype)  # (cos, sin), (L, Dh) each
+        out, _ = self.attn(x, self.scores_mask(x), rope=rope)
         logits = self.head(x + out)  # (B, L, R * V)
         return logits.unflatten(-1, (self.num_outputs, self.vocab_size))
 
