@@ -30,13 +30,11 @@ import json
 import re
 import sys
 from dataclasses import asdict, dataclass
-from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
 
-from attention_src.machinery.source import free_names
+from attention_src.machinery.source import ModuleSource, free_names, module_file, read_module
 
-ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "attention_src"
 COPY_DIR = "_copies"  # under the built site: one JSON file per page
 LISTING_TITLE = re.compile(r"attention_src/[\w/]+\.py")
@@ -54,79 +52,31 @@ class _Binding:
     module: str  # where the name comes from, absolute
     name: str | None  # the imported name (None for ``import module``)
     asname: str  # the name bound in the module
-    section: int  # 0 future, 1 standard library, 2 third party, 3 this project
+    section: int  # 1 standard library, 2 third party, 3 this project
 
 
 def _section(module: str) -> int:
     top = module.split(".")[0]
-    if top == "__future__":
-        return 0
     if top in sys.stdlib_module_names:
         return 1
     return 3 if top in {PACKAGE, "site_tools"} else 2
 
 
-@dataclass(frozen=True)
-class _Module:
-    bindings: dict[str, _Binding]  # top-level name -> where it comes from
-    sources: dict[str, str]  # top-level definition name -> its source text
-    order: dict[str, int]  # top-level definition name -> its position
-    has_future: bool  # ``from __future__ import annotations``
+def _read(module: str) -> ModuleSource:
+    path = module_file(module)
+    if path is None:
+        raise CopyError(f"a listing names {module}, which is not a module of {PACKAGE}")
+    return read_module(path, module)
 
 
-@cache
-def _read_module(path: Path, module: str) -> _Module:
-    """Top-level names of a module's source: imports and definitions."""
-    source = path.read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
-    names: dict[str, _Binding] = {}
-    sources: dict[str, str] = {}
-    order: dict[str, int] = {}
-    lines = source.splitlines()
-    has_future = False
-    for position, node in enumerate(tree.body):
-        defined: list[str] = []
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                bound = alias.asname or alias.name.split(".")[0]
-                target = alias.name if alias.asname else alias.name.split(".")[0]
-                names[bound] = _Binding(target, None, bound, _section(target))
-        elif isinstance(node, ast.ImportFrom):
-            if node.module == "__future__":
-                has_future = True
-                continue
-            origin = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1])
-                origin = f"{base}.{origin}" if origin else base
-            for alias in node.names:
-                bound = alias.asname or alias.name
-                names[bound] = _Binding(origin, alias.name, bound, _section(origin))
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            defined = [node.name]
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            defined = [
-                leaf.id
-                for target in targets
-                for leaf in ast.walk(target)
-                if isinstance(leaf, ast.Name)
-            ]
-        if defined:
-            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            text = "\n".join(lines[first - 1 : node.end_lineno])
-            for name in defined:
-                names[name] = _Binding(module, name, name, 3)
-                sources[name] = text
-                order[name] = position
-    return _Module(names, sources, order, has_future)
-
-
-def _module_path(module: str) -> Path:
-    path = ROOT / (module.replace(".", "/") + ".py")
-    return path if path.exists() else ROOT / module.replace(".", "/") / "__init__.py"
+def _binding(info: ModuleSource, name: str) -> _Binding | None:
+    """Where a top-level name of the module comes from (its own definitions first)."""
+    if name in info.definitions:
+        return _Binding(info.module, name, name, 3)
+    found = info.imports.get(name)
+    if found is None or found.module == "__future__":
+        return None
+    return _Binding(found.module, found.name, name, _section(found.module))
 
 
 def _from_imports(bindings: list[_Binding]) -> list[str]:
@@ -201,8 +151,8 @@ def listing_copy(code: str, module: str) -> ListingCopy:
             "must start at the top level (a `class` or `def` line), so that its copy runs "
             "alone; end it inside the class to show only some methods"
         )
-    info = _read_module(_module_path(module), module)
-    rest, methods = _rest_of_class(code, _module_path(module))
+    info = _read(module)
+    rest, methods = _rest_of_class(code, module_file(module))
     needed: dict[str, _Binding] = {}
     helpers: set[str] = set()
     pending = sorted(free_names(code.rstrip() + ("\n\n" + rest if rest else "")))
@@ -210,7 +160,7 @@ def listing_copy(code: str, module: str) -> ListingCopy:
         name = pending.pop()
         if name in needed or name in helpers:
             continue
-        binding = info.bindings.get(name)
+        binding = _binding(info, name)
         if binding is None:
             raise CopyError(
                 f"a listing from {module} uses {name!r}, which the module neither "
@@ -218,7 +168,7 @@ def listing_copy(code: str, module: str) -> ListingCopy:
             )
         if binding.module == module and name.startswith("_"):
             helpers.add(name)
-            pending.extend(sorted(free_names(info.sources[name])))
+            pending.extend(sorted(free_names(info.definitions[name].source)))
         else:
             needed[name] = binding
     imports: list[str] = []
@@ -239,15 +189,16 @@ def listing_copy(code: str, module: str) -> ListingCopy:
                 imports.append("")
             imports.extend(block)
     definitions: list[str] = []
-    for name in sorted(helpers, key=info.order.__getitem__):
-        if info.sources[name] not in definitions:
-            definitions.append(info.sources[name])
+    helpers_in_order = sorted(helpers, key=lambda n: info.definitions[n].position)
+    for name in helpers_in_order:
+        if info.definitions[name].source not in definitions:
+            definitions.append(info.definitions[name].source)
     parts = ["\n".join(imports)] if imports else []
     parts += definitions
     parts.append(code.rstrip() + ("\n\n" + rest if rest else ""))
     return ListingCopy(
         imports,
-        sorted(helpers, key=info.order.__getitem__),
+        helpers_in_order,
         "\n\n\n".join(parts),
         rest,
         methods,
@@ -401,8 +352,7 @@ def write_page_copies(site_dir: str | Path, url: str, page_html: str) -> Path | 
 
 
 def copy_is_function(name: str, module: str) -> bool:
-    source = _read_module(_module_path(module), module).sources[name]
-    return source.lstrip().startswith(("def ", "async def ", "@"))
+    return _read(module).definitions[name].kind == "function"
 
 
 _LISTING = re.compile(

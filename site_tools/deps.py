@@ -20,13 +20,12 @@ page that depends on the edit is left stale.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
 from pathlib import Path
 
-from attention_src.machinery.source import PACKAGE, reachable_code
+from attention_src.machinery.source import PACKAGE, reachable_code, read_source
 
 ROOT = Path(__file__).resolve().parents[1]
 INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[\w-]+)"')
@@ -58,16 +57,14 @@ def _code_cells(source: Path) -> list[str]:
 def _imported(code: str) -> list[str]:
     """``"module:name"`` or ``"module"`` for each project import in the code."""
     try:
-        tree = ast.parse(code)
+        found = read_source(code).all_imports
     except SyntaxError:  # a listing placeholder or a deliberately broken block
         return []
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == PACKAGE:
-            found += [f"{node.module}:{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.Import):
-            found += [a.name for a in node.names if a.name.split(".")[0] == PACKAGE]
-    return found
+    return [
+        f"{module}:{name}" if name is not None else module
+        for module, name in found
+        if module.split(".")[0] == PACKAGE
+    ]
 
 
 def page_fingerprints(source: Path) -> dict[str, str]:
@@ -91,12 +88,12 @@ def page_fingerprints(source: Path) -> dict[str, str]:
 
 
 def _defined(body: str) -> list[str]:
+    """The functions and classes a region defines at its top level."""
     try:
-        tree = ast.parse(body)
+        definitions = read_source(body).definitions
     except SyntaxError:  # a region that ends inside a class body
         return [m for m in re.findall(r"^(?:def|class) (\w+)", body, re.MULTILINE)]
-    return [
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
-    ]
+    return sorted(
+        (name for name, d in definitions.items() if d.kind in ("function", "class")),
+        key=lambda name: definitions[name].position,
+    )

@@ -3,48 +3,60 @@
 (a) No import cycles among the project's modules (``attention_src.*``, ``site_tools.*``),
     counting imports inside functions too: a function-local import that only dodges a
     cycle is still the cycle.
-(b) A lesson module never imports the benchmark (``attention_src.bench*``), the build
-    cache (``attention_src.machinery.cache``) or ``site_tools``: a chapter's code stands on its own.
+(b) The rooms. Every module of ``attention_src`` is in exactly one room: the **lessons**
+    (the modules at the top of the package, ``checks`` and ``plotting`` among them),
+    **experiments**, **models**, **machinery**, **check**, **bench** (its subpackages),
+    or the package's **front door** (its ``__init__``); ``site_tools`` is a room of its
+    own. ``MAY_IMPORT`` says which room may import which, counting imports anywhere in a
+    file: a lesson imports only lessons, so a chapter's code stands on its own. And
+    importing ``attention_src`` imports none of the libraries that read model files
+    (gguf, tokenizers, safetensors, transformers): the loaders import them when called.
 (c) Every public function and class defined in an ``attention_src`` module is in that
     module's ``__all__``, and every name in every ``__all__`` has an entry in
     ``docs/reference.md``.
 
-Each rule is a function of the tree; the last tests run each one on a small made-up tree
-that breaks it, so a rule that could no longer fail fails here.
+Imports are read by the project's one source reader
+(:func:`attention_src.machinery.source.read_module`). Each rule is a function of the
+tree; the last tests run each one on a small made-up tree that breaks it, so a rule that
+could no longer fail fails here.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from attention_src.machinery.source import read_module
+
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("attention_src", "site_tools")
+PACKAGE = "attention_src"
+PACKAGES = (PACKAGE, "site_tools")
 REFERENCE = ROOT / "docs" / "reference.md"
 
-# Not lessons: the package's front door, the benchmark (with all its modules), the build
-# cache and the input checks every lesson calls. Every other module of attention_src is a
-# lesson module.
-INFRASTRUCTURE = (
-    "attention_src",
-    "attention_src.checks",
-)
-# The rooms beside the lessons (a name here covers its submodules too).
-ROOMS = (
-    "attention_src.experiments",
-    "attention_src.models",
-    "attention_src.machinery",
-    "attention_src.check",
-    "attention_src.bench",
-)
-# What a lesson module may not import (a name here covers its submodules too).
-NOT_FOR_LESSONS = (*ROOMS, "site_tools")
+# The rooms of attention_src that are subpackages (each covers all its modules).
+SUBPACKAGE_ROOMS = ("experiments", "models", "machinery", "check", "bench")
+# Which room may import which; a room may always import itself. Only the project's own
+# modules count (torch, numpy, ... are not rooms).
+MAY_IMPORT = {
+    "lessons": set(),  # a chapter's code stands on its own
+    "experiments": {"lessons", "machinery"},  # toy tasks and trainings
+    "models": {"lessons", "machinery"},  # loaders of real pretrained models
+    "machinery": set(),  # the build cache and the source reader: nothing of the project
+    "check": {"lessons"},  # the checker of a reader's attention
+    "bench": {"lessons"},  # the benchmark
+    "front door": {"lessons", "experiments", "models", "machinery"},  # re-exports names
+    "site_tools": {"lessons", *SUBPACKAGE_ROOMS, "front door"},  # the site's build: anything
+}
+# Importing the package must not import these (the loaders import them when called).
+MODEL_FILE_LIBRARIES = ("gguf", "tokenizers", "safetensors", "transformers")
 # The chapters' modules as they stand; each must be found, and found to be a lesson.
 CHAPTER_MODULES = (
     "attention_src.alibi",
@@ -105,25 +117,15 @@ def _longest_known(name: str, known) -> str | None:
 
 def imports_of(name: str, path: Path, known) -> set[str]:
     """The project modules that module ``name`` imports anywhere in its file (top level,
-    functions, classes), relative imports resolved."""
+    functions, classes), relative imports resolved (read by the project's one source
+    reader, :func:`attention_src.machinery.source.read_module`)."""
     targets = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                targets.add(_longest_known(alias.name, known))
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                package = name.split(".") if _is_package(path) else name.split(".")[:-1]
-                base_parts = package[: len(package) - (node.level - 1)]
-                base = ".".join(base_parts + ([node.module] if node.module else []))
-            else:
-                base = node.module
-            for alias in node.names:
-                submodule = f"{base}.{alias.name}"
-                if submodule in known:  # `from pkg import module`
-                    targets.add(submodule)
-                else:
-                    targets.add(_longest_known(base, known))
+    for module, attr in read_module(path, name).all_imports:
+        submodule = f"{module}.{attr}"
+        if attr is not None and submodule in known:  # `from pkg import module`
+            targets.add(submodule)
+        else:
+            targets.add(_longest_known(module, known))
     targets.discard(None)
     targets.discard(name)
     return targets
@@ -190,16 +192,57 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(cycles)
 
 
-def lesson_modules(modules) -> list[str]:
-    return sorted(
-        m
-        for m in modules
-        if _covers(["attention_src"], m) and m not in INFRASTRUCTURE and not _covers(ROOMS, m)
+def room_of(module: str, path: Path, package: str = PACKAGE) -> str | None:
+    """The room of a module (a key of ``MAY_IMPORT``), or None when it is in none: a
+    module of a subpackage that is not a room, or of no package of the project."""
+    if module == package:
+        return "front door"
+    if _covers(["site_tools"], module):
+        return "site_tools"
+    if not module.startswith(package + "."):
+        return None
+    parts = module.removeprefix(package + ".").split(".")
+    if parts[0] in SUBPACKAGE_ROOMS:
+        return parts[0]
+    if len(parts) == 1 and not _is_package(path):  # a file at the top of the package
+        return "lessons"
+    return None
+
+
+def rooms(modules: dict[str, Path], package: str = PACKAGE) -> dict[str, str | None]:
+    """Dotted module name -> its room (None: in no room)."""
+    return {m: room_of(m, path, package) for m, path in modules.items()}
+
+
+def lesson_modules(modules, package: str = PACKAGE) -> list[str]:
+    return sorted(m for m, room in rooms(modules, package).items() if room == "lessons")
+
+
+def room_violations(graph, placed: dict[str, str | None], may_import=MAY_IMPORT) -> list[str]:
+    """``"a (room) imports b (room)"`` for each import that ``may_import`` does not allow."""
+    problems = []
+    for module in sorted(graph):
+        room = placed[module]
+        if room is None:
+            continue
+        for target in sorted(graph[module]):
+            other = placed.get(target)
+            if other is not None and other != room and other not in may_import[room]:
+                problems.append(f"{module} ({room}) imports {target} ({other})")
+    return problems
+
+
+def libraries_loaded_by(module: str, libraries, path: Path = ROOT) -> list[str]:
+    """The ``libraries`` (top-level names) in ``sys.modules`` after ``import module``
+    in a fresh interpreter started in ``path``."""
+    code = f"import sys\nimport {module}\nprint(*sorted(sys.modules))"
+    env = dict(os.environ, PYTHONPATH=str(path), CUDA_VISIBLE_DEVICES="")
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=path, env=env, capture_output=True, text=True
     )
-
-
-def forbidden_imports(graph, lessons, forbidden=NOT_FOR_LESSONS) -> list[str]:
-    return [f"{m} imports {t}" for m in lessons for t in sorted(graph[m]) if _covers(forbidden, t)]
+    assert done.returncode == 0, done.stderr
+    loaded = {name.split(".")[0] for name in done.stdout.split()}
+    return sorted(set(libraries) & loaded)
 
 
 def _literal_all(tree: ast.Module):
@@ -354,8 +397,17 @@ SOURCE = {m: p for m, p in MODULES.items() if _covers(["attention_src"], m)}
 
 def test_the_tree_is_found_and_every_chapter_module_is_a_lesson():
     assert {"attention_src", "attention_src.bench", "site_tools"} <= set(MODULES)
-    assert set(CHAPTER_MODULES) <= set(lesson_modules(MODULES))
-    assert not set(INFRASTRUCTURE) & set(lesson_modules(MODULES))
+    lessons = set(lesson_modules(MODULES))
+    assert {*CHAPTER_MODULES, "attention_src.checks", "attention_src.plotting"} <= lessons
+
+
+def test_every_module_is_in_one_room():
+    """The top of attention_src holds lessons and the subpackages that are rooms."""
+    placed = rooms(MODULES)
+    assert [m for m, room in placed.items() if room is None] == []
+    top = {p.name for p in (ROOT / PACKAGE).iterdir() if (p / "__init__.py").is_file()}
+    assert top == set(SUBPACKAGE_ROOMS)
+    assert set(placed.values()) == set(MAY_IMPORT)  # the table names every room
 
 
 def test_no_import_cycles():
@@ -363,8 +415,12 @@ def test_no_import_cycles():
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
-def test_lessons_import_neither_benchmark_nor_cache_nor_site_tools():
-    assert forbidden_imports(GRAPH, lesson_modules(MODULES)) == []
+def test_each_room_imports_only_what_it_may():
+    assert room_violations(GRAPH, rooms(MODULES)) == []
+
+
+def test_importing_the_package_imports_no_model_file_library():
+    assert libraries_loaded_by(PACKAGE, MODEL_FILE_LIBRARIES) == []
 
 
 def test_every_public_function_and_class_is_in_all():
@@ -427,23 +483,62 @@ def test_cycle_rule_sees_function_local_and_relative_imports(fake_package):
     assert find_cycles(graph) == [["house_fake.c", "house_fake.sub", "house_fake.c"]]
 
 
-def test_lesson_rule_sees_an_import_inside_a_function(fake_package):
-    modules = fake_package(
+def test_room_rule_sees_misplaced_imports_and_a_module_in_no_room(fake_package, tmp_path):
+    fake_package(
         {
-            "house_fake/__init__.py": "",
-            "house_fake/bench/__init__.py": "",
-            "house_fake/bench/timing.py": "",
-            "house_fake/lesson.py": "def f():\n    from .bench.timing import x\n",
-            "house_fake/other.py": "from house_fake import bench\n",
-            "house_fake/fine.py": "from . import lesson\n",
+            "house_fake/__init__.py": "from .lesson import f\nfrom .experiments.train import fit\n",
+            "house_fake/checks.py": "",
+            "house_fake/lesson.py": "from .checks import x\n\n\ndef f():\n"
+            "    from .machinery.cache import cached\n",  # a lesson using the cache
+            "house_fake/plotting.py": "from house_fake import f\n",  # via the front door
+            "house_fake/fine.py": "from . import checks, lesson\n",
+            "house_fake/experiments/__init__.py": "",
+            "house_fake/experiments/train.py": "from ..machinery.cache import cached\n"
+            "from ..models.loader import load\n",  # an experiment reaching a loader
+            "house_fake/models/__init__.py": "",
+            "house_fake/models/loader.py": "from house_fake import lesson\n"
+            "from house_fake.machinery import cache\n",
+            "house_fake/machinery/__init__.py": "",
+            "house_fake/machinery/cache.py": "import house_fake_tools.hooks\n",
+            "house_fake/stray/__init__.py": "",  # a subpackage that is no room
+            "house_fake/stray/thing.py": "",
+            "house_fake_tools/__init__.py": "",
+            "house_fake_tools/hooks.py": "import house_fake\n"
+            "from house_fake.models import loader\n",
         }
     )
-    graph = import_graph(modules)
-    lessons = ["house_fake.lesson", "house_fake.other", "house_fake.fine"]
-    assert forbidden_imports(graph, lessons, ["house_fake.bench"]) == [
-        "house_fake.lesson imports house_fake.bench.timing",
-        "house_fake.other imports house_fake.bench",
+    modules = discover(tmp_path, ["house_fake", "house_fake_tools"])
+    placed = {
+        m: "site_tools" if m.startswith("house_fake_tools") else room_of(m, p, "house_fake")
+        for m, p in modules.items()
+    }
+    assert [m for m, room in placed.items() if room is None] == [
+        "house_fake.stray",
+        "house_fake.stray.thing",
     ]
+    assert placed["house_fake.checks"] == placed["house_fake.fine"] == "lessons"
+    graph = import_graph(modules)
+    assert room_violations(graph, placed) == [
+        "house_fake.experiments.train (experiments) imports house_fake.models.loader (models)",
+        "house_fake.lesson (lessons) imports house_fake.machinery.cache (machinery)",
+        "house_fake.machinery.cache (machinery) imports house_fake_tools.hooks (site_tools)",
+        "house_fake.plotting (lessons) imports house_fake (front door)",
+    ]
+    graph["house_fake.lesson"] = {"house_fake.checks"}  # the import moved to the page
+    assert "house_fake.lesson (lessons)" not in " ".join(room_violations(graph, placed))
+
+
+def test_library_rule_sees_a_library_the_package_imports(fake_package, tmp_path):
+    fake_package(
+        {
+            "house_fake/__init__.py": "from .loader import load\n",
+            "house_fake/loader.py": "import house_fake_heavy\n\n\ndef load(): ...\n",
+            "house_fake_heavy.py": "",
+            "house_fake_light.py": "",
+        }
+    )
+    libraries = ("house_fake_heavy", "house_fake_light")
+    assert libraries_loaded_by("house_fake", libraries, tmp_path) == ["house_fake_heavy"]
 
 
 def test_all_rule_sees_a_missing_name_and_a_missing_all(fake_package):

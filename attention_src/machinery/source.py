@@ -1,12 +1,14 @@
 """The one reader of this project's Python source.
 
 Build machinery, not a lesson. It reads a module's source (never imports it) and
-answers: which top-level names does it define and import (relative imports
-resolved), which names does each definition read, and -- followed transitively --
-which of the project's code can a function, class or module reach. The cache keys
-(:mod:`attention_src.machinery.cache`), the reader's copy texts
-(``site_tools.copytext``), ``serve``'s page dependencies (``site_tools.deps``) and
-the house-rules test all read code through it.
+answers: which names does it import (relative imports resolved), at the top level
+and anywhere in the file; which names does it define, with their source text as
+written and their code without docstrings; which names does each definition
+read; and -- followed transitively -- which of the project's code a function,
+class or module can reach. Everything that reads code goes through it: the cache
+keys (:mod:`attention_src.machinery.cache`), the reader's copy texts
+(``site_tools.copytext``), ``serve``'s page dependencies (``site_tools.deps``)
+and the house-rules test (``tests/test_house_rules.py``).
 """
 
 from __future__ import annotations
@@ -17,11 +19,17 @@ import functools
 import hashlib
 import symtable
 import types
-from functools import cache as _memo
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
+    "read_module",
+    "read_source",
+    "ModuleSource",
+    "Definition",
+    "Imported",
     "free_names",
     "module_file",
     "reachable_code",
@@ -84,89 +92,213 @@ def free_names(source: str) -> set[str]:
     return {n for n in wanted - bound if not hasattr(builtins, n)}
 
 
-class _Module:
-    """One module of the project: what each top-level name is, and its code."""
+# --- reading one module -------------------------------------------------------
 
-    def __init__(self, module: str, path: Path):
-        source = path.read_text(encoding="utf-8")
-        tree = ast.parse(source)
-        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-        self.imports: dict[
-            str, tuple[str, str | None]
-        ] = {}  # name -> (module, attr)
-        self.definitions: dict[str, str] = {}  # name -> code without docstrings
-        self.uses: dict[str, set[str]] = {}  # name -> names its code reads
-        self.other = (
-            ""  # top-level statements that are neither imports nor definitions
-        )
-        other = []
-        for node in tree.body:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    bound = alias.asname or alias.name.split(".")[0]
-                    target = (
-                        alias.name if alias.asname else alias.name.split(".")[0]
-                    )
-                    self.imports[bound] = (target, None)
-            elif isinstance(node, ast.ImportFrom):
-                origin = node.module or ""
-                if node.level:
-                    parts = package.split(".")
-                    base = ".".join(parts[: len(parts) - node.level + 1])
-                    origin = f"{base}.{origin}" if origin else base
-                for alias in node.names:
-                    self.imports[alias.asname or alias.name] = (origin, alias.name)
-            elif isinstance(
-                node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-            ):
-                self._define([node.name], node)
-            elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
-                targets = (
-                    node.targets if isinstance(node, ast.Assign) else [node.target]
-                )
-                names = [
-                    leaf.id
-                    for target in targets
-                    for leaf in ast.walk(target)
-                    if isinstance(leaf, ast.Name)
-                ]
-                self._define(names, node)
-            elif not (
+
+class Imported(NamedTuple):
+    """Where an imported name comes from.
+
+    ``import numpy as np`` binds ``np`` to ``Imported("numpy", None)``;
+    ``from .masks import causal_mask`` (in ``attention_src.mha``) binds
+    ``causal_mask`` to ``Imported("attention_src.masks", "causal_mask")``.
+    """
+
+    module: str  # the module, absolute (relative imports resolved)
+    name: str | None  # the attribute imported from it; None for ``import module``
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A name a module defines at its top level, and its code.
+
+    A name bound by several top-level statements (``X = ...`` then
+    ``X += ...``) has one definition: their texts and code joined in order,
+    its ``kind`` and ``position`` those of the first.
+    """
+
+    kind: str  # "function", "class" or "assignment"
+    source: str  # the statement's text as written, decorators included
+    code: str  # the statement without docstrings, comments or formatting
+    position: int  # the index of its statement among the module's top-level ones
+    uses: frozenset[str]  # the names its code reads (and "module:<m>" per module
+    # ``<m>`` of the project named in a string, which it reaches as a whole)
+
+
+@dataclass(frozen=True)
+class ModuleSource:
+    """What one module's source imports and defines (see :func:`read_module`)."""
+
+    module: str  # the module's dotted name
+    imports: Mapping[str, Imported]  # top-level bound name -> where it comes from
+    all_imports: tuple[Imported, ...]  # every import anywhere in the file, in
+    # ``ast.walk`` order: ``import a.b`` is ``("a.b", None)``
+    definitions: Mapping[str, Definition]  # top-level name -> its definition
+    other: str  # top-level statements that neither import nor define, unparsed
+    has_future: bool  # it has a ``from __future__ import`` line
+
+    @property
+    def uses(self) -> dict[str, frozenset[str]]:
+        """Each defined name -> the names its code reads."""
+        return {name: d.uses for name, d in self.definitions.items()}
+
+
+def _imports_of(node: ast.Import | ast.ImportFrom, package: str):
+    """``(bound name, Imported)`` for each name of one import statement."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            bound = alias.asname or alias.name.split(".")[0]
+            target = alias.name if alias.asname else alias.name.split(".")[0]
+            yield bound, Imported(target, None), Imported(alias.name, None)
+        return
+    origin = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        base = ".".join(parts[: len(parts) - node.level + 1])
+        origin = f"{base}.{origin}" if origin else base
+    for alias in node.names:
+        found = Imported(origin, alias.name)
+        yield alias.asname or alias.name, found, found
+
+
+def _defined_names(node: ast.stmt) -> tuple[str | None, list[str]]:
+    """(kind, names) a top-level statement defines; (None, []) for other ones."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return "function", [node.name]
+    if isinstance(node, ast.ClassDef):
+        return "class", [node.name]
+    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [
+            leaf.id
+            for target in targets
+            for leaf in ast.walk(target)
+            if isinstance(leaf, ast.Name)
+        ]
+        return "assignment", names
+    return None, []
+
+
+def _uses(node: ast.AST, code: str) -> frozenset[str]:
+    """What a definition's code reads; ``node`` already without docstrings."""
+    uses = free_names(code)
+    # A module named in a string (``python -m attention_src.bench ...`` run
+    # in a subprocess) is reached as a whole.
+    uses |= {
+        f"{_BY_NAME}{leaf.value}"
+        for leaf in ast.walk(node)
+        if isinstance(leaf, ast.Constant)
+        and isinstance(leaf.value, str)
+        and leaf.value.split(".")[0] == PACKAGE
+        and module_file(leaf.value) is not None
+    }
+    return frozenset(uses)
+
+
+def read_source(
+    source: str, module: str = "__main__", *, is_package: bool = False
+) -> ModuleSource:
+    """Read the imports and definitions of Python source text.
+
+    Args:
+        source: the text of a module (or of a page's code block).
+        module: its dotted name, which relative imports are resolved against.
+        is_package: whether it is a package's ``__init__.py`` (``from . import``
+            then means the package itself, not its parent).
+
+    Raises:
+        SyntaxError: when the text is not valid Python.
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    package = module if is_package else module.rsplit(".", 1)[0]
+    all_imports = tuple(
+        found
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for _, _, found in _imports_of(node, package)
+    )
+    imports: dict[str, Imported] = {}
+    definitions: dict[str, Definition] = {}
+    other: list[str] = []
+    has_future = False
+    for position, node in enumerate(tree.body):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            has_future |= isinstance(node, ast.ImportFrom) and (
+                node.module == "__future__"
+            )
+            for bound, binding, _ in _imports_of(node, package):
+                imports[bound] = binding
+            continue
+        kind, names = _defined_names(node)
+        if kind is None:
+            if not (
                 isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
             ):
                 other.append(ast.unparse(node))
-        self.other = "\n".join(other)
-
-    def _define(self, names: list[str], node: ast.AST) -> None:
+            continue
+        first = min(
+            [node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]
+        )
+        text = "\n".join(lines[first - 1 : node.end_lineno])
         code = ast.unparse(_Strip().visit(node))
-        uses = free_names(code)
-        # A module named in a string (``python -m attention_src.bench ...`` run
-        # in a subprocess) is reached as a whole.
-        uses |= {
-            f"{_BY_NAME}{leaf.value}"
-            for leaf in ast.walk(node)
-            if isinstance(leaf, ast.Constant)
-            and isinstance(leaf.value, str)
-            and leaf.value.split(".")[0] == PACKAGE
-            and module_file(leaf.value) is not None
-        }
+        uses = _uses(node, code)
         for name in names:
-            previous = self.definitions.get(name, "")
-            self.definitions[name] = f"{previous}\n{code}" if previous else code
-            self.uses[name] = self.uses.get(name, set()) | uses
+            earlier = definitions.get(name)
+            definitions[name] = (
+                Definition(kind, text, code, position, uses)
+                if earlier is None
+                else Definition(
+                    earlier.kind,
+                    f"{earlier.source}\n{text}",
+                    f"{earlier.code}\n{code}",
+                    earlier.position,
+                    earlier.uses | uses,
+                )
+            )
+    return ModuleSource(
+        module,
+        types.MappingProxyType(imports),
+        all_imports,
+        types.MappingProxyType(definitions),
+        "\n".join(other),
+        has_future,
+    )
 
 
-@_memo
-def _read(module: str, stamp: tuple[int, int]) -> _Module:
-    return _Module(module, module_file(module))
+@functools.cache
+def _read(path: str, module: str, stamp: tuple[int, int]) -> ModuleSource:
+    return read_source(
+        Path(path).read_text(encoding="utf-8"),
+        module,
+        is_package=Path(path).name == "__init__.py",
+    )
 
 
-def _module(module: str) -> _Module | None:
-    path = module_file(module)
-    if path is None:
-        return None
+def read_module(path: str | Path, module: str) -> ModuleSource:
+    """Read the module ``module`` from its file ``path`` (see :func:`read_source`).
+
+    The answer is kept until the file changes (its modification time or size).
+
+    Example:
+        >>> from attention_src.machinery import module_file, read_module
+        >>> name = "attention_src.masks"
+        >>> masks = read_module(module_file(name), name)
+        >>> masks.imports["check_positive_int"]
+        Imported(module='attention_src.checks', name='check_positive_int')
+        >>> masks.definitions["causal_mask"].kind
+        'function'
+    """
+    path = Path(path).resolve()
     stat = path.stat()
-    return _read(module, (stat.st_mtime_ns, stat.st_size))
+    return _read(str(path), module, (stat.st_mtime_ns, stat.st_size))
+
+
+def _module(module: str) -> ModuleSource | None:
+    path = module_file(module)
+    return None if path is None else read_module(path, module)
+
+
+# --- what a piece of code can reach -------------------------------------------
 
 
 def _resolve(module: str, name: str, seen: set, out: dict[str, str]) -> None:
@@ -181,8 +313,9 @@ def _resolve(module: str, name: str, seen: set, out: dict[str, str]) -> None:
     if info is None:
         return
     if name in info.definitions:
-        out[f"{module}.{name}"] = info.definitions[name]
-        for used in sorted(info.uses[name]):
+        definition = info.definitions[name]
+        out[f"{module}.{name}"] = definition.code
+        for used in sorted(definition.uses):
             _resolve(module, used, seen, out)
         return
     if name in info.imports:
