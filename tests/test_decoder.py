@@ -1,6 +1,7 @@
 """attention_src.decoder: the decoder-only LM (shapes, causality, generation, training),
 its block against nn.TransformerEncoderLayer with a causal mask, greedy_decode (the one
-decoding loop: its two limits, max_new_tokens and the end token), and the copy task."""
+decoding loop: its two limits, max_new_tokens and the end token). (The copy task and its
+training: tests/test_copy_task.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from torch import nn
 
 from attention_src import MultiHeadAttention, causal_mask
 from attention_src.decoder import DecoderBlock, DecoderOnlyLM, greedy_decode
-from attention_src.experiments.copy_task import copy_task_batch, train_copy_model
 
 from helpers import HEADS as H
 from helpers import LAYERS as N_LAYERS
@@ -252,45 +252,3 @@ def test_bad_constructor_arguments_raise():
         DecoderOnlyLM(5, 8, 2, 1, 8, 0)
     with pytest.raises(TypeError, match="vocab_size must be an int"):
         DecoderOnlyLM(5.0, 8, 2, 1, 8, 4)
-
-
-# --------------------------------------------------------------------------- copy task, training
-
-
-def test_copy_task_batch(device):
-    g1 = torch.Generator(device=device).manual_seed(3)
-    g2 = torch.Generator(device=device).manual_seed(3)
-    a = copy_task_batch(4, 5, 7, generator=g1, device=device)
-    b = copy_task_batch(4, 5, 7, generator=g2, device=device)
-    assert a.shape == (4, 10) and a.dtype == torch.long and a.device.type == device.type
-    assert torch.equal(a, b)
-    assert torch.equal(a[:, 5:], a[:, :5])
-    assert a.min() >= 0 and a.max() < 7
-    with pytest.raises(ValueError, match="half_len must be positive, got 0"):
-        copy_task_batch(4, 0, 7)
-
-
-TINY = dict(
-    vocab_size=6,
-    half_len=4,
-    d_model=16,
-    num_heads=2,
-    num_layers=1,
-    d_ff=32,
-    batch_size=16,
-    lr=3e-2,
-    seed=0,
-)
-
-
-def test_training_reduces_loss_and_is_deterministic(device):
-    first = train_copy_model(**TINY, steps=30, device=str(device))
-    again = train_copy_model(**TINY, steps=10, device=str(device))
-    losses = first["losses"]
-    assert len(losses) == 30
-    assert sum(losses[-5:]) / 5 < 0.85 * sum(losses[:5]) / 5
-    assert losses[:10] == again["losses"]  # same seed, same data, same steps
-    model = DecoderOnlyLM(**first["model_kwargs"])
-    model.load_state_dict(first["state_dict"])  # the stored weights fit the stored settings
-    assert model.max_len == 2 * TINY["half_len"] and model.causal
-    assert all(t.device.type == "cpu" for t in first["state_dict"].values())
