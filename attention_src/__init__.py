@@ -13,7 +13,13 @@ Dh head width. Bool masks mean True = may attend.
 """
 
 from .alibi import alibi_bias, alibi_slopes
-from .decoder import DecoderBlock, DecoderOnlyLM, greedy_decode
+from .decoder import (
+    DecoderBlock,
+    DecoderOnlyLM,
+    forward_with_cache,
+    generate_with_cache,
+    greedy_decode,
+)
 from .efficient import FastMultiHeadAttention, tiled_attention
 from .encoder import Encoder, EncoderLayer
 from .experiments.classifier import EncoderClassifier, order_task_batch
@@ -186,6 +192,8 @@ __all__ = [
     "KVCache",
     "cached_attention",
     "cache_start",
+    "forward_with_cache",
+    "generate_with_cache",
     "count_kv_projections",
     "kv_cache_bytes_per_token",
     # chapter 17: a real encoder (MiniLM)

@@ -22,7 +22,13 @@ from .kv_cache import KVCache, cache_start, cached_attention
 from .masks import causal_mask
 from .multi_head import MultiHeadAttention
 
-__all__ = ["DecoderBlock", "DecoderOnlyLM", "greedy_decode"]
+__all__ = [
+    "DecoderBlock",
+    "DecoderOnlyLM",
+    "greedy_decode",
+    "forward_with_cache",
+    "generate_with_cache",
+]
 
 
 # --8<-- [start:decoder_block]
@@ -242,6 +248,26 @@ def greedy_decode(
 
 
 # --8<-- [end:greedy_decode]
+
+
+def forward_with_cache(
+    model: nn.Module, tokens: torch.Tensor, cache
+) -> torch.Tensor:
+    """Logits ``(B, L, V)`` for ``tokens`` ``(B, L)`` that come after the cached
+    ones: the model's own cached forward, ``model(tokens, cache=cache)[0]``.
+
+    Kept under its earlier name; the model decides the positions (from
+    ``cache.length``) and the mask.
+    """
+    return model(tokens, cache=cache)[0]
+
+
+def generate_with_cache(
+    model: nn.Module, prompt: torch.Tensor, max_new_tokens: int
+) -> torch.Tensor:
+    """Greedy decoding with a KV cache: ``greedy_decode(model, prompt,
+    max_new_tokens, use_cache=True)``, kept under its earlier name."""
+    return greedy_decode(model, prompt, max_new_tokens, use_cache=True)
 
 
 def _check_decode(model, prompt, max_new_tokens, use_cache, eos) -> int | None:

@@ -11,7 +11,12 @@ import torch
 import torch.nn.functional as F
 
 from attention_src import causal_mask
-from attention_src.decoder import DecoderOnlyLM
+from attention_src.decoder import (
+    DecoderOnlyLM,
+    forward_with_cache,
+    generate_with_cache,
+    greedy_decode,
+)
 from attention_src.kv_cache import (
     KVCache,
     cache_start,
@@ -67,6 +72,20 @@ def test_cached_logits_match_the_full_forward(device, gen):
     assert cache.length == 10
     for k, v in zip(cache.keys, cache.values, strict=True):
         assert k.shape == v.shape == (2, H, 10, D // H)
+
+
+def test_the_earlier_names_are_the_models_own_cached_forward_and_decode(device, gen):
+    """forward_with_cache and generate_with_cache keep their names and results."""
+    model = _model(device)
+    tokens = _tokens(2, 9, device, gen)
+    cache = model.new_cache()
+    first = forward_with_cache(model, tokens[:, :5], cache)  # (2, 5, V)
+    rest = forward_with_cache(model, tokens[:, 5:], cache)  # (2, 4, V)
+    torch.testing.assert_close(torch.cat([first, rest], dim=1), model(tokens)[0])
+    assert cache.length == 9
+    generated = generate_with_cache(model, tokens[:, :3], 6)
+    assert generated.shape == (2, 9)
+    assert torch.equal(generated, greedy_decode(model, tokens[:, :3], 6, use_cache=False))
 
 
 def test_positions_are_absolute(device, gen):
