@@ -70,6 +70,10 @@ def on_startup(command, dirty, **kwargs):
     # The hooks module is loaded afresh for every rebuild of `mkdocs serve`; the
     # environment lasts the whole process.
     os.environ["ATTENTION_SERVE_DIRTY"] = "1" if (command == "serve" and dirty) else ""
+    # The build keeps its results in the checkout however mkdocs is started (./dev.sh,
+    # the tests, the Pages workflow, a bare `mkdocs build`), never in the user's cache
+    # folder, where the reader's 50 MB rule would recompute SmolLM2's weights each time.
+    os.environ.setdefault("ATTENTION_CACHE_DIR", str(ROOT / ".cache" / "attention_src"))
 
 
 def on_serve(server, config, builder, **kwargs):
