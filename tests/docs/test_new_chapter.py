@@ -23,7 +23,7 @@ chapter, "A scratch chapter", placed after the KV-cache chapter:
   HTML: its heading, its figures' numbers and captions, its numbered links.
 
 If a step is missing from the checklist, a check fails here: the checklist is
-complete exactly when this test passes. Runtime: about two minutes on two cores
+complete exactly when this test passes. Runtime: under a minute on a quiet two-core machine
 (the trimmed build is most of it).
 """
 
