@@ -111,5 +111,7 @@ def test_errors(device):
         offset_batch(2, 5, 5, (0,))
     with pytest.raises(ValueError, match="has no target for offset 3"):
         offset_accuracy(PositionTagger(5, 8, 2).to(device), [3], (3,), device=device)
+    with pytest.raises(TypeError, match=r"every length must be an int, got 4\.0"):
+        offset_accuracy(PositionTagger(5, 8, 2).to(device), [4.0], device=device)
     with pytest.raises(ValueError, match=r"token ids must be in \[0, 5\)"):
         PositionTagger(5, 8, 2).to(device)(torch.full((1, 3), 7, device=device))

@@ -82,7 +82,11 @@ def test_tagger_learned_refuses_long_inputs(device):
     [
         (torch.zeros(1, 3), TypeError, r"tokens must be integer token ids"),
         (torch.zeros(3, dtype=torch.long), ValueError, r"tokens must be 2-D \(B, L\)"),
-        (torch.full((1, 3), 10), ValueError, r"tokens must be in \[0, 10\), got values from 10"),
+        (
+            torch.full((1, 3), 10),
+            ValueError,
+            r"tokens: token ids must be in \[0, 10\), got values from 10",
+        ),
     ],
 )
 def test_tagger_bad_tokens(tokens, error, pattern):
@@ -145,6 +149,8 @@ def test_accuracy_rejects_length_one():
     model = OneLayerTagger(5, 4, 1, max_len=10)
     with pytest.raises(ValueError, match=r"every length must be an int >= 2"):
         previous_token_accuracy(model, [1])
+    with pytest.raises(TypeError, match=r"every length must be an int, got 2\.0"):
+        previous_token_accuracy(model, [2.0])  # a wrong type is a TypeError
 
 
 def test_train_bad_max_train_len():

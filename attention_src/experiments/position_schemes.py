@@ -271,7 +271,7 @@ def offset_accuracy(
     accuracies = []
     for length in lengths:
         if isinstance(length, bool) or not isinstance(length, int):
-            raise ValueError(f"every length must be an int, got {length!r}")
+            raise TypeError(f"every length must be an int, got {length!r}")
         if length <= max(offsets):
             raise ValueError(
                 f"length {length} has no target for offset {max(offsets)}"

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..checks import check_ndim, check_positive_int, check_tensor
+from ..checks import check_positive_int, check_token_ids
 from ..multi_head import MultiHeadAttention
 from ..positional import LearnedPositionalEmbedding, PositionalEncoding
 from .training import train
@@ -104,32 +104,13 @@ class OneLayerTagger(nn.Module):
         self.head = nn.Linear(d_model, vocab_size)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        _check_ids(tokens, self.vocab_size)
+        check_token_ids("tokens", tokens, self.vocab_size)
         x = self.positions(self.embedding(tokens))  # (B, L, D)
         x = x + self.attn(x)[0]  # (B, L, D): each token reads the others
         return self.head(x)  # (B, L, V)
 
 
 # --8<-- [end:tagger]
-
-
-def _check_ids(tokens, vocab_size: int) -> None:
-    check_tensor("tokens", tokens)
-    if (
-        tokens.is_floating_point()
-        or tokens.is_complex()
-        or tokens.dtype == torch.bool
-    ):
-        raise TypeError(
-            "tokens must be integer token ids (torch.long), got dtype "
-            f"{tokens.dtype}"
-        )
-    check_ndim("tokens", tokens, 2, "(B, L)")
-    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
-        raise ValueError(
-            f"tokens must be in [0, {vocab_size}), got values from "
-            f"{int(tokens.min())} to {int(tokens.max())}"
-        )
 
 
 # --8<-- [start:train_tagger]
@@ -214,7 +195,9 @@ def previous_token_accuracy(
     generator = torch.Generator(device=device).manual_seed(seed)
     accuracies = []
     for length in lengths:
-        if isinstance(length, bool) or not isinstance(length, int) or length < 2:
+        if isinstance(length, bool) or not isinstance(length, int):
+            raise TypeError(f"every length must be an int, got {length!r}")
+        if length < 2:
             raise ValueError(
                 "every length must be an int >= 2 (position 0 has no target), got "
                 f"{length!r}"
