@@ -113,10 +113,15 @@ NOT_RUN = {
     "cp templates/diagram.svg diagrams/$STEM.svg": NEW_CHAPTER,
     "cp templates/lesson.py attention_src/$MODULE.py": NEW_CHAPTER,
     "cp templates/test_lesson.py tests/test_$MODULE.py": NEW_CHAPTER,
-    (
-        'sed -i "s/CHAPTER_STEM/$STEM/g; s/LESSON_MODULE/$MODULE/g" docs/chapters/$STEM.md '
-        "diagrams/$STEM.svg attention_src/$MODULE.py tests/test_$MODULE.py"
-    ): NEW_CHAPTER,
+    **{
+        f'sed -i "s/CHAPTER_STEM/$STEM/g; s/LESSON_MODULE/$MODULE/g" {path}': NEW_CHAPTER
+        for path in (
+            "docs/chapters/$STEM.md",
+            "diagrams/$STEM.svg",
+            "attention_src/$MODULE.py",
+            "tests/test_$MODULE.py",
+        )
+    },
     "./dev.sh test --fast tests/test_house_rules.py tests/test_$MODULE.py": NEW_CHAPTER,
     './dev.sh test tests/docs/test_codeblocks.py -k "fences and $STEM"': NEW_CHAPTER,
     ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--$STEM.json": NEW_CHAPTER,
