@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import platformdirs
 import torch
 
 from .hashing import file_sha256
@@ -72,6 +71,9 @@ def cache_dir() -> Path | None:
     """
     setting = os.environ.get("ATTENTION_CACHE_DIR")
     if setting is None:
+        # imported here: `import attention_src` needs only torch, numpy, matplotlib
+        import platformdirs
+
         return Path(platformdirs.user_cache_dir("attention_src", appauthor=False))
     return None if setting.strip().lower() in _OFF else Path(setting)
 
