@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from .conftest import build_site
+from .conftest import ROOT, build_site
 
 EXTERNAL = re.compile(r"^(https?:)?//", re.IGNORECASE)
 
@@ -43,6 +44,20 @@ def test_two_builds_give_byte_identical_figures(built_site, tmp_path):
             differ.append(str(p))
     assert counted > 0, "no built figures found"
     assert differ == [], f"pages whose figures changed between two builds: {differ}"
+
+
+def test_pages_do_not_mention_the_folders_they_were_built_in(built_site):
+    # An output that prints a path of the build machine changes with the checkout's
+    # location (and once overflowed its code box on CI, where that path is longer).
+    # The page's build may print paths; the built pages may not.
+    places = {str(ROOT), str(built_site.dir), str(Path.home())}
+    offenders = {}
+    for page in built_site.dir.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        found = sorted(place for place in places if place in text)
+        if found:
+            offenders[str(page.relative_to(built_site.dir))] = found
+    assert offenders == {}, f"pages that print a folder of the machine that built them: {offenders}"
 
 
 def test_pages_load_nothing_from_other_hosts(built_site):
