@@ -11,6 +11,12 @@ head pairs with feature ``i`` of the second half, and the pair turns by the
 angle ``position * base ** (-2 i / Dh)``. This is exactly transformers'
 ``apply_rotary_pos_emb`` with ``LlamaRotaryEmbedding``.
 
+DeepSeek's models (and the original RoFormer) pair neighbouring features
+instead: feature ``2 i`` with feature ``2 i + 1``. Every function here takes
+``interleaved=True`` for that layout; the angles are the same, only which
+feature pairs with which changes, so a model must use one layout for its
+angles and its rotations alike.
+
 In a model the angles are computed once per forward, by the model's
 :class:`RotaryEmbedding`, and handed to every attention layer, which rotates
 its queries and keys with :func:`rope_rotate`; :func:`apply_rope` does both
@@ -34,6 +40,7 @@ from .checks import (
 __all__ = [
     "rope_angles",
     "rotate_half",
+    "rotate_pairs",
     "rope_rotate",
     "apply_rope",
     "RotaryEmbedding",
@@ -70,6 +77,14 @@ def _check_head_dim(head_dim) -> None:
         )
 
 
+def _check_interleaved(interleaved) -> None:
+    if not isinstance(interleaved, bool):
+        raise TypeError(
+            "interleaved must be True (pairs 2i, 2i + 1) or False (pairs i, "
+            f"i + Dh/2), got {interleaved!r}"
+        )
+
+
 def _check_base(base) -> None:
     if isinstance(base, bool) or not isinstance(base, (int, float)):
         raise TypeError(f"base must be a number > 1, got {base!r}")
@@ -84,6 +99,7 @@ def rope_angles(
     base: float = 10000.0,
     *,
     dtype: torch.dtype | None = None,
+    interleaved: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(cos, sin)``, each ``(L, head_dim)``: the cosine and sine of the angle
     by which each feature pair turns at each position.
@@ -91,6 +107,8 @@ def rope_angles(
     Pair ``i`` (features ``i`` and ``i + head_dim / 2``) turns with the
     frequency ``base ** (-2 i / head_dim)``; the frequencies are repeated
     twice along the last dimension, once for each feature of a pair.
+    ``interleaved=True``: pair ``i`` is features ``2 i`` and ``2 i + 1``,
+    and each frequency is repeated in place (``f0 f0 f1 f1 ...``).
 
     Args:
         positions: ``(L,)`` integer positions (need not start at 0).
@@ -98,15 +116,20 @@ def rope_angles(
         base: sets the slowest frequency; 10000 in the original paper.
         dtype: of the result; float32 by default. The angles themselves are
             computed in float64.
+        interleaved: the layout of the pairs (DeepSeek's: True).
     """
     _check_positions(positions)
     _check_head_dim(head_dim)
     _check_base(base)
+    _check_interleaved(interleaved)
     f64 = dict(device=positions.device, dtype=torch.float64)
     two_i = torch.arange(0, head_dim, 2, **f64)  # (Dh/2,)
     inv_freq = base ** (-two_i / head_dim)  # (Dh/2,): 1, ..., about 1/base
     angle = positions.to(torch.float64)[:, None] * inv_freq  # (L, Dh/2)
-    angle = torch.cat([angle, angle], dim=-1)  # (L, Dh): each pair twice
+    if interleaved:  # (L, Dh): f0 f0 f1 f1 ..., a pair's two features side by side
+        angle = angle.repeat_interleave(2, dim=-1)
+    else:
+        angle = torch.cat([angle, angle], dim=-1)  # (L, Dh): each pair twice
     dtype = torch.float32 if dtype is None else dtype
     return angle.cos().to(dtype), angle.sin().to(dtype)
 
@@ -122,18 +145,28 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([-x2, x1], dim=-1)  # (..., Dh)
 
 
-def rope_rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+def rope_rotate(
+    x: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    *,
+    interleaved: bool = False,
+) -> torch.Tensor:
     """Rotate ``x`` ``(B, H, L, Dh)`` by angles already computed: ``cos`` and
     ``sin``, each ``(L, Dh)``, as :func:`rope_angles` gives them.
 
     Each pair ``(a, b)`` becomes ``(a cos - b sin, b cos + a sin)``. A model
     computes ``(cos, sin)`` once per forward (:class:`RotaryEmbedding`) and
     every attention layer rotates its queries and keys with them.
+    ``interleaved=True`` pairs neighbours (:func:`rotate_pairs`); the angles
+    must then come in that layout too.
     """
     check_floating("x", x)
     check_ndim("x", x, 4, "(B, H, L, Dh)")
     _check_angles(x, cos, sin)
-    return x * cos + rotate_half(x) * sin  # (B, H, L, Dh)
+    _check_interleaved(interleaved)
+    turn = rotate_pairs if interleaved else rotate_half  # the 90-degree partner
+    return x * cos + turn(x) * sin  # (B, H, L, Dh)
 
 
 def apply_rope(
@@ -142,6 +175,7 @@ def apply_rope(
     *,
     base: float = 10000.0,
     offset: int = 0,
+    interleaved: bool = False,
 ) -> torch.Tensor:
     """Rotate queries or keys ``x`` ``(B, H, L, Dh)`` by their positions.
 
@@ -149,6 +183,7 @@ def apply_rope(
     ``(a cos - b sin, b cos + a sin)`` of its angle: a rotation, so lengths
     are kept. ``positions`` ``(L,)`` defaults to ``offset, ..., offset + L - 1``;
     during cached decoding ``offset`` is the number of cached tokens.
+    ``interleaved=True`` pairs neighbouring features (DeepSeek's layout).
     """
     check_floating("x", x)
     check_ndim("x", x, 4, "(B, H, L, Dh)")
@@ -162,11 +197,25 @@ def apply_rope(
     elif offset:
         raise ValueError("pass either positions or offset, not both")
     _check_positions(positions, L)
-    cos, sin = rope_angles(positions.to(x.device), x.size(-1), base, dtype=x.dtype)
-    return rope_rotate(x, cos, sin)  # (B, H, L, Dh)
+    positions = positions.to(x.device)
+    cos, sin = rope_angles(
+        positions, x.size(-1), base, dtype=x.dtype, interleaved=interleaved
+    )
+    return rope_rotate(x, cos, sin, interleaved=interleaved)  # (B, H, L, Dh)
 
 
 # --8<-- [end:apply_rope]
+
+
+# --8<-- [start:rotate_pairs]
+def rotate_pairs(x: torch.Tensor) -> torch.Tensor:
+    """The interleaved layout's :func:`rotate_half`: ``(a, b) -> (-b, a)`` on
+    each pair of neighbouring features, ``2 i`` and ``2 i + 1``."""
+    a, b = x[..., 0::2], x[..., 1::2]  # (..., Dh/2) each
+    return torch.stack([-b, a], dim=-1).flatten(-2)  # (..., Dh): -b0 a0 -b1 a1 ...
+
+
+# --8<-- [end:rotate_pairs]
 
 
 def _check_angles(x: torch.Tensor, cos, sin) -> None:
@@ -199,20 +248,31 @@ class RotaryEmbedding(nn.Module):
     Args:
         head_dim: Dh, even: the width of each attention head.
         base: the frequency base (10000 in the paper, 100000 in SmolLM2).
+        interleaved: the layout of the pairs: neighbours (DeepSeek) or halves.
     """
 
-    def __init__(self, head_dim: int, base: float = 10000.0):
+    def __init__(
+        self, head_dim: int, base: float = 10000.0, *, interleaved: bool = False
+    ):
         super().__init__()
         _check_head_dim(head_dim)
         _check_base(base)
-        self.head_dim, self.base = head_dim, base
+        _check_interleaved(interleaved)
+        self.head_dim, self.base, self.interleaved = head_dim, base, interleaved
 
     def forward(
         self, positions: torch.Tensor, *, dtype: torch.dtype | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        return rope_angles(positions, self.head_dim, self.base, dtype=dtype)
+        return rope_angles(
+            positions,
+            self.head_dim,
+            self.base,
+            dtype=dtype,
+            interleaved=self.interleaved,
+        )
 
     # --8<-- [end:rotary_embedding]
 
     def extra_repr(self) -> str:
-        return f"head_dim={self.head_dim}, base={self.base}"
+        layout = ", interleaved=True" if self.interleaved else ""
+        return f"head_dim={self.head_dim}, base={self.base}{layout}"

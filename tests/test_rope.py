@@ -9,7 +9,14 @@ import os
 import pytest
 import torch
 
-from attention_src.rope import RotaryEmbedding, apply_rope, rope_angles, rope_rotate, rotate_half
+from attention_src.rope import (
+    RotaryEmbedding,
+    apply_rope,
+    rope_angles,
+    rope_rotate,
+    rotate_half,
+    rotate_pairs,
+)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 llama = pytest.importorskip("transformers.models.llama.modeling_llama")
@@ -151,3 +158,86 @@ def test_errors(device, randn):
         apply_rope(x.long())
     with pytest.raises(ValueError, match="head_dim must be even"):
         RotaryEmbedding(7)
+
+
+# ------------------------------------------------ the interleaved layout (DeepSeek's)
+
+
+def _complex_rotation_interleaved(x, positions, base):
+    """Pair i is the complex number x_{2i} + i x_{2i+1}, turned by the same angle as in
+    the rotate-half layout, in float64: an independent construction."""
+    Dh = x.size(-1)
+    x64 = x.to(torch.float64)
+    z = torch.complex(x64[..., 0::2], x64[..., 1::2])  # (..., L, Dh/2)
+    freq = base ** (-torch.arange(0, Dh, 2, dtype=torch.float64, device=x.device) / Dh)
+    angle = positions.to(torch.float64)[:, None] * freq  # (L, Dh/2)
+    z = z * torch.polar(torch.ones_like(angle), angle)
+    return torch.stack([z.real, z.imag], dim=-1).flatten(-2).to(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    ("shape", "base", "start"), [((2, 3, 7, 16), 1e4, 0), ((1, 2, 5, 8), 500.0, 37)]
+)
+def test_interleaved_equals_the_complex_rotation_and_transformers_deepseek(
+    device, randn, dtype, shape, base, start
+):
+    """DeepSeek's layout: neighbours pair up. transformers' DeepSeek-V3 rotation takes the
+    pairs interleaved and writes them out de-interleaved (evens, then odds): the same
+    rotation followed by a fixed reordering, which a dot product of two such vectors
+    does not see."""
+    deepseek = pytest.importorskip("transformers.models.deepseek_v3.modeling_deepseek_v3")
+    x = randn(*shape, dtype=dtype)
+    positions = torch.arange(start, start + shape[2], device=device)
+    ours = apply_rope(x, positions, base=base, interleaved=True)
+    exact = dict(atol=1e-12, rtol=1e-12) if dtype == torch.float64 else {}
+    torch.testing.assert_close(ours, _complex_rotation_interleaved(x, positions, base), **exact)
+    cos, sin = rope_angles(positions, shape[-1], base, dtype=dtype)  # rotate-half layout
+    theirs, _ = deepseek.apply_rotary_pos_emb_interleave(x, x, cos[None], sin[None])
+    order = torch.cat([torch.arange(0, shape[-1], 2), torch.arange(1, shape[-1], 2)])
+    torch.testing.assert_close(ours[..., order.to(device)], theirs, **exact)
+    # and it is not the rotate-half layout (positions > 0 turn other features)
+    assert (ours - apply_rope(x, positions, base=base)).abs().max() > 1e-3
+
+
+def test_interleaved_layout_of_angles_and_rotate_pairs(device, randn):
+    positions = torch.arange(5, device=device)
+    halves = rope_angles(positions, 8, base=100.0, dtype=torch.float64)
+    pairs = rope_angles(positions, 8, base=100.0, dtype=torch.float64, interleaved=True)
+    for h, p in zip(halves, pairs, strict=True):  # the same angles, laid out in pairs
+        torch.testing.assert_close(p[:, 0::2], h[:, :4])
+        torch.testing.assert_close(p[:, 1::2], h[:, :4])
+    x = randn(2, 3, 8, dtype=torch.float64)
+    expected = torch.stack([-x[..., 1::2], x[..., 0::2]], dim=-1).flatten(-2)
+    torch.testing.assert_close(rotate_pairs(x), expected)
+    assert torch.equal(rotate_pairs(x)[..., :2], torch.stack([-x[..., 1], x[..., 0]], -1))
+    torch.testing.assert_close(rotate_pairs(rotate_pairs(x)), -x)  # 90 degrees twice
+    # the rotary helper hands the same pair; its layout shows in its repr
+    rope = RotaryEmbedding(8, 100.0, interleaved=True)
+    assert all(
+        torch.equal(a, b) for a, b in zip(rope(positions, dtype=torch.float64), pairs, strict=True)
+    )
+    assert "interleaved=True" in repr(rope) and "interleaved" not in repr(RotaryEmbedding(8))
+
+
+def test_interleaved_scores_depend_only_on_the_distance(device, randn):
+    q, k = randn(1, 1, 1, 16, dtype=torch.float64), randn(1, 1, 1, 16, dtype=torch.float64)
+
+    def score(p, j):
+        qp = apply_rope(q, torch.tensor([p], device=device), interleaved=True)
+        kj = apply_rope(k, torch.tensor([j], device=device), interleaved=True)
+        return (qp * kj).sum().item()
+
+    same = [score(p, p + 3) for p in (0, 4, 90)]
+    assert max(same) - min(same) < 1e-9 and abs(score(3, 0) - score(0, 3)) > 1e-3
+
+
+def test_interleaved_must_be_a_bool(device, randn):
+    x = randn(1, 1, 2, 4)
+    with pytest.raises(TypeError, match=r"interleaved must be True .* or False .* got 1"):
+        apply_rope(x, interleaved=1)
+    with pytest.raises(TypeError, match="interleaved must be True"):
+        RotaryEmbedding(4, interleaved="yes")
+    cos, sin = rope_angles(torch.arange(2, device=device), 4)
+    with pytest.raises(TypeError, match="interleaved must be True"):
+        rope_rotate(x, cos, sin, interleaved=None)
