@@ -70,6 +70,7 @@ from .kv_cache import (
     count_kv_projections,
     kv_cache_bytes_per_token,
 )
+from .latent_attention import MultiHeadLatentAttention
 from .masks import causal_mask, padding_mask
 from .models import load_minilm, load_smollm2
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
@@ -215,6 +216,8 @@ __all__ = [
     "RMSNorm",
     "SwiGLU",
     "load_smollm2",
+    # latent attention (MLA): the chapter to come
+    "MultiHeadLatentAttention",
 ]
 
 __version__ = "0.1.0"
