@@ -12,7 +12,7 @@ Shape legend: B batch, H heads, L query length, S key length, D model width,
 Dh head width. Bool masks mean True = may attend.
 """
 
-from .alibi import alibi_bias, alibi_slopes
+from .alibi import alibi_bias, alibi_slopes, soft_cap
 from .decoder import (
     DecoderBlock,
     DecoderOnlyLM,
@@ -71,7 +71,7 @@ from .kv_cache import (
     kv_cache_bytes_per_token,
 )
 from .latent_attention import MultiHeadLatentAttention
-from .masks import causal_mask, padding_mask
+from .masks import causal_mask, document_mask, padding_mask, prefix_lm_mask
 from .models import load_minilm, load_smollm2
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .plotting import figure_to_svg, plot_attention, plot_attention_grid
@@ -134,6 +134,8 @@ __all__ = [
     # chapter 6: masks
     "causal_mask",
     "padding_mask",
+    "prefix_lm_mask",
+    "document_mask",
     # chapter 7: multi-head attention
     "MultiHeadAttention",
     "split_heads",
@@ -212,6 +214,7 @@ __all__ = [
     "sliding_window_mask",
     "alibi_slopes",
     "alibi_bias",
+    "soft_cap",
     # chapter 21: a real decoder (SmolLM2)
     "RMSNorm",
     "SwiGLU",

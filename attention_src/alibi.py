@@ -6,15 +6,18 @@ The slopes are fixed, a geometric sequence that gives every head its own
 reach, from nearly local to nearly global. The bias depends only on the
 distance, so a longer sequence than in training looks, near each query, like
 a training sequence.
+
+Here too, the other thing a model may do to its scores before the softmax:
+soft-capping (Gemma 2), which squashes them smoothly into ``(-cap, cap)``.
 """
 
 from __future__ import annotations
 
 import torch
 
-from .checks import check_positive_int
+from .checks import check_floating, check_positive_int
 
-__all__ = ["alibi_slopes", "alibi_bias"]
+__all__ = ["alibi_slopes", "alibi_bias", "soft_cap"]
 
 
 def _power_of_two_slopes(n: int) -> list[float]:
@@ -75,3 +78,27 @@ def alibi_bias(
 
 
 # --8<-- [end:alibi_bias]
+
+
+# --8<-- [start:soft_cap]
+def soft_cap(scores: torch.Tensor, cap: float) -> torch.Tensor:
+    """``cap * tanh(scores / cap)``: the scores squashed smoothly into
+    ``(-cap, cap)``, nearly unchanged where they are small (Gemma 2 caps its
+    attention scores at 50).
+
+    Apply it to the scaled scores *before* the mask: a masked ``-inf`` would
+    come out as ``-cap``, a finite score that still gets weight.
+
+    Args:
+        scores: any floating-point tensor, e.g. ``(B, H, L, S)``.
+        cap: the bound, a number > 0.
+    """
+    check_floating("scores", scores)
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)):
+        raise TypeError(f"cap must be a number > 0, got {cap!r}")
+    if not cap > 0 or cap == float("inf"):
+        raise ValueError(f"cap must be a finite number > 0, got {cap!r}")
+    return cap * torch.tanh(scores / cap)  # same shape, |result| <= cap
+
+
+# --8<-- [end:soft_cap]

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import torch
 
-from .checks import check_positive_int, shape_str
+from .checks import check_positive_int, check_tensor, shape_str
 
-__all__ = ["causal_mask", "padding_mask"]
+__all__ = ["causal_mask", "padding_mask", "prefix_lm_mask", "document_mask"]
 
 
 # --8<-- [start:causal_mask]
@@ -108,3 +108,95 @@ def padding_mask(
 
 
 # --8<-- [end:padding_mask]
+
+
+# --8<-- [start:prefix_lm_mask]
+def prefix_lm_mask(
+    size_q: int,
+    size_k: int,
+    prefix_len: int,
+    *,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """Bool mask ``(L, S)`` of a prefix language model: the first
+    ``prefix_len`` keys (the prompt) are seen by every query, the rest
+    causally. Query ``i``, at absolute position ``p = S - L + i``, may attend
+    key ``j`` iff ``j < prefix_len`` or ``j <= p``.
+
+    Inside the prefix that is bidirectional attention (an encoder's view of
+    the prompt); after it, a decoder's. The alignment is bottom-right, as in
+    :func:`causal_mask`, which is the case ``prefix_len = 0``.
+
+    Args:
+        size_q: L, the number of queries.
+        size_k: S, the number of keys, at least L.
+        prefix_len: how many keys from the start everyone sees, ``0 .. S``.
+        device: where to create the mask.
+    """
+    check_positive_int("size_q", size_q)
+    check_positive_int("size_k", size_k)
+    if size_k < size_q:
+        raise ValueError(
+            f"size_k ({size_k}) must be >= size_q ({size_q}): the queries are "
+            "the last size_q of the size_k positions"
+        )
+    if isinstance(prefix_len, bool) or not isinstance(prefix_len, int):
+        raise TypeError(f"prefix_len must be an int, got {prefix_len!r}")
+    if not 0 <= prefix_len <= size_k:
+        raise ValueError(
+            f"prefix_len must be in [0, size_k] = [0, {size_k}], got {prefix_len}"
+        )
+    p = torch.arange(size_k - size_q, size_k, device=device)[:, None]  # (L, 1)
+    j = torch.arange(size_k, device=device)[None, :]  # (1, S)
+    return (j < prefix_len) | (j <= p)  # (L, S)
+
+
+# --8<-- [end:prefix_lm_mask]
+
+
+# --8<-- [start:document_mask]
+def document_mask(
+    document_ids: torch.Tensor, *, causal: bool = True
+) -> torch.Tensor:
+    """Bool mask for documents packed into one sequence: position ``i`` may
+    attend position ``j`` iff both belong to the same document (and, with
+    ``causal``, ``j <= i``), so no document sees another.
+
+    Args:
+        document_ids: integer tensor ``(S,)`` or ``(B, S)``: the document of
+            each position, e.g. ``0 0 0 1 1 2 2 2``. Its device is used.
+        causal: also hide the later positions of a document (a decoder's
+            training on packed text); ``False`` for an encoder.
+
+    Returns:
+        ``(S, S)`` for ``(S,)`` ids; ``(B, 1, S, S)`` for ``(B, S)``, which
+        broadcasts over heads like :func:`padding_mask`.
+    """
+    check_tensor("document_ids", document_ids)
+    if (
+        document_ids.is_floating_point()
+        or document_ids.is_complex()
+        or document_ids.dtype == torch.bool
+    ):
+        raise TypeError(
+            "document_ids must be an integer tensor, got dtype "
+            f"{document_ids.dtype}"
+        )
+    if document_ids.dim() not in (1, 2) or document_ids.size(-1) == 0:
+        raise ValueError(
+            "document_ids must be (S,) or (B, S) with S >= 1, got shape "
+            f"{shape_str(document_ids.shape)}"
+        )
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    ids = document_ids[..., None, :]  # (..., 1, S): the key's document
+    same = document_ids[..., :, None] == ids  # (..., S, S)
+    if causal:
+        S = document_ids.size(-1)
+        same = same & causal_mask(S, device=document_ids.device)  # (..., S, S)
+    return (
+        same if document_ids.dim() == 1 else same[:, None]
+    )  # (S, S), (B, 1, S, S)
+
+
+# --8<-- [end:document_mask]

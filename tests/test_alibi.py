@@ -5,12 +5,13 @@ bottom-right alignment; and the input checks."""
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
 import torch
 
-from attention_src.alibi import alibi_bias, alibi_slopes
+from attention_src.alibi import alibi_bias, alibi_slopes, soft_cap
 from attention_src.masks import causal_mask
 from attention_src.scaled_dot_product import scaled_dot_product_attention
 
@@ -76,3 +77,45 @@ def test_errors():
         alibi_slopes(2.0)
     with pytest.raises(ValueError, match=r"size_k \(2\) must be >= size_q \(3\)"):
         alibi_bias(4, 3, 2)
+
+
+# ---------------------------------------------------------------- soft-capping
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("cap", [50.0, 5, 0.5])
+def test_soft_cap_matches_definition(device, randn, dtype, cap):
+    scores = randn(2, 3, 4, 5, dtype=dtype) * 20
+    capped = soft_cap(scores, cap)
+    assert capped.shape == scores.shape and capped.dtype == dtype
+    for idx in [(0, 0, 0, 0), (1, 2, 3, 4), (0, 1, 2, 3), (1, 0, 3, 1)]:
+        x = scores[idx].item()
+        assert capped[idx].item() == pytest.approx(cap * math.tanh(x / cap), rel=1e-6, abs=1e-6)
+    assert (capped.abs() <= cap).all()
+    # small scores pass nearly unchanged, big ones are squashed
+    small = torch.tensor([-0.01, 0.0, 0.02], device=device, dtype=dtype)
+    torch.testing.assert_close(soft_cap(small, 50.0), small, atol=1e-8, rtol=1e-6)
+    assert soft_cap(torch.tensor([1e4], device=device), 30.0).item() == pytest.approx(30.0)
+
+
+def test_soft_cap_before_the_mask(device, randn):
+    """A masked -inf capped becomes -cap, a finite score: capping after the mask would
+    give the hidden keys weight. Capped first, then masked, they get none."""
+    scores = randn(1, 1, 3, 3)
+    hidden = ~causal_mask(3, device=device)
+    masked_first = soft_cap(scores.masked_fill(hidden, float("-inf")), 2.0)
+    assert (masked_first[0, 0][hidden] == -2.0).all()
+    assert (masked_first.softmax(-1)[0, 0][hidden] > 0).all()  # the pitfall
+    capped_first = soft_cap(scores, 2.0).masked_fill(hidden, float("-inf"))
+    assert (capped_first.softmax(-1)[0, 0][hidden] == 0).all()
+
+
+def test_soft_cap_errors(device, randn):
+    with pytest.raises(ValueError, match="cap must be a finite number > 0, got 0"):
+        soft_cap(randn(3), 0)
+    with pytest.raises(ValueError, match="cap must be a finite number > 0, got inf"):
+        soft_cap(randn(3), float("inf"))
+    with pytest.raises(TypeError, match="cap must be a number > 0, got '50'"):
+        soft_cap(randn(3), "50")
+    with pytest.raises(TypeError, match="scores must be a floating-point tensor"):
+        soft_cap(torch.ones(3, dtype=torch.long, device=device), 5.0)

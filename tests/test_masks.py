@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attention_src import causal_mask, padding_mask
+from attention_src import causal_mask, document_mask, padding_mask, prefix_lm_mask
 
 
 def _expected_causal(L: int, S: int, device) -> torch.Tensor:
@@ -143,3 +143,82 @@ def test_padding_mask_empty_lengths_raises():
 def test_padding_mask_bad_max_len():
     with pytest.raises(ValueError, match=r"max_len must be positive, got 0"):
         padding_mask([0], max_len=0)
+
+
+# ---------------------------------------------------------------- prefix-LM mask
+
+
+@pytest.mark.parametrize(
+    ("L", "S", "prefix"), [(6, 6, 3), (6, 6, 0), (6, 6, 6), (1, 1, 1), (3, 8, 4), (2, 5, 5)]
+)
+def test_prefix_lm_mask_matches_definition(device, L, S, prefix):
+    mask = prefix_lm_mask(L, S, prefix, device=device)
+    rows = [[j < prefix or j <= S - L + i for j in range(S)] for i in range(L)]
+    expected = torch.tensor(rows, dtype=torch.bool, device=device)
+    assert mask.dtype == torch.bool and mask.device.type == device.type
+    assert torch.equal(mask, expected)
+
+
+def test_prefix_lm_mask_between_causal_and_full(device):
+    """No prefix: the causal mask; the whole sequence as prefix: everything; inside the
+    prefix the first query sees the last prefix key (bidirectional), after it not."""
+    assert torch.equal(prefix_lm_mask(5, 7, 0, device=device), causal_mask(5, 7, device=device))
+    assert prefix_lm_mask(4, 4, 4, device=device).all()
+    mask = prefix_lm_mask(6, 6, 3, device=device)
+    assert mask[0, 2] and not mask[0, 3] and not mask[3, 4]
+
+
+def test_prefix_lm_mask_errors():
+    with pytest.raises(ValueError, match=r"prefix_len must be in \[0, size_k\] = \[0, 4\], got 5"):
+        prefix_lm_mask(4, 4, 5)
+    with pytest.raises(ValueError, match=r"got -1"):
+        prefix_lm_mask(4, 4, -1)
+    with pytest.raises(TypeError, match="prefix_len must be an int, got True"):
+        prefix_lm_mask(4, 4, True)
+    with pytest.raises(ValueError, match=r"size_k \(3\) must be >= size_q \(4\)"):
+        prefix_lm_mask(4, 3, 1)
+    with pytest.raises(ValueError, match="size_q must be positive"):
+        prefix_lm_mask(0, 3, 1)
+
+
+# ---------------------------------------------------------------- document mask
+
+
+def _expected_documents(ids: list[int], causal: bool, device) -> torch.Tensor:
+    S = len(ids)
+    rows = [[ids[i] == ids[j] and (j <= i or not causal) for j in range(S)] for i in range(S)]
+    return torch.tensor(rows, dtype=torch.bool, device=device)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("ids", [[0, 0, 0, 1, 1, 2, 2, 2], [5], [0, 1, 2, 3], [3, 3, 7, 7, 7, 1]])
+def test_document_mask_matches_definition(device, ids, causal):
+    t = torch.tensor(ids, device=device)
+    mask = document_mask(t, causal=causal)
+    assert mask.dtype == torch.bool and mask.device.type == device.type
+    assert torch.equal(mask, _expected_documents(ids, causal, device))
+
+
+def test_document_mask_batched_broadcasts_over_heads(device):
+    ids = [[0, 0, 1, 1, 1], [0, 1, 1, 2, 2]]
+    mask = document_mask(torch.tensor(ids, device=device, dtype=torch.int32))
+    assert mask.shape == (2, 1, 5, 5)
+    for b in range(2):
+        assert torch.equal(mask[b, 0], _expected_documents(ids[b], True, device))
+    # one document is the causal mask; causal=False then allows everything
+    one = torch.zeros(6, dtype=torch.long, device=device)
+    assert torch.equal(document_mask(one), causal_mask(6, device=device))
+    assert document_mask(one, causal=False).all()
+
+
+def test_document_mask_errors(device):
+    with pytest.raises(TypeError, match="document_ids must be an integer tensor, got dtype"):
+        document_mask(torch.zeros(4, device=device))
+    with pytest.raises(TypeError, match=r"document_ids must be a torch\.Tensor, got list"):
+        document_mask([0, 0, 1])
+    with pytest.raises(ValueError, match=r"\(S,\) or \(B, S\) with S >= 1, got shape \(1, 2, 3\)"):
+        document_mask(torch.zeros(1, 2, 3, dtype=torch.long, device=device))
+    with pytest.raises(ValueError, match=r"got shape \(0\)"):
+        document_mask(torch.zeros(0, dtype=torch.long, device=device))
+    with pytest.raises(TypeError, match="causal must be True or False, got 1"):
+        document_mask(torch.zeros(3, dtype=torch.long, device=device), causal=1)
