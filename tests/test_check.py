@@ -141,7 +141,7 @@ def test_bad_arguments_raise_clear_errors():
 
     with pytest.raises(ValueError, match=r"cannot be called as two\(q, k, v, mask=None\)"):
         check_function(two)
-    with pytest.raises(ValueError, match=r"not an nn\.Module subclass"):
+    with pytest.raises(ValueError, match=r"check a function without --module"):
         check_module(load_entry(ZOO / "f_ok_sdpa.py").attention)
 
 
@@ -253,7 +253,7 @@ def test_cli_help_says_it_runs_the_file():
         (["f_ok_sdpa.py:nope"], "has no name 'nope'; it defines attention"),
         (["f_ok_sdpa.py"], "expected FILE.py:NAME"),
         (["f_ok_sdpa.py:F"], "is an object of type module"),
-        (["f_ok_sdpa.py:attention", "--module"], "not an nn.Module subclass"),
+        (["f_ok_sdpa.py:attention", "--module"], "cannot build an nn.Module"),
         (["m_ok_separate.py:MyMultiHead"], "is a class: check a module with --module"),
         (["f_ok_sdpa.py:attention", "--seq-first"], "--seq-first applies to --module only"),
         (["f_ok_sdpa.py:attention", "--device", "nowhere"], "device 'nowhere' cannot be used"),

@@ -11,7 +11,7 @@ import torch
 
 from ..checks import shape_str
 from .findings import Finding
-from .variants import KEY_TRANSPOSES, _Combo
+from .variants import KEY_TRANSPOSES, _Combo, _matches
 
 __all__ = []  # internal: see attention_src.check
 
@@ -119,6 +119,19 @@ def _expected_shape(case) -> torch.Size:
     return torch.Size((*batch, case.q.size(-2), case.v.size(-1)))
 
 
+def _normalized_matches(case) -> bool:
+    """Whether the output, each row divided by its sum of weights (the
+    output for v = 1), is the right one: weights of the right proportions
+    that do not sum to 1."""
+    if case.ones is None or case.out.dtype != case.q.dtype:
+        return False
+    ones, out = case.ones.float(), case.out.float()
+    if torch.allclose(ones, torch.ones_like(ones), atol=case.tol):
+        return False  # they do sum to 1: something else is wrong
+    rescaled = torch.where(ones != 0, out / ones, 0.0)
+    return _matches(rescaled, case.prediction(_Combo()), case.tol)
+
+
 def _residual(cases, analysis, notes) -> list[Finding]:
     """Findings for the inputs that no variant explains."""
     explained = {
@@ -136,7 +149,7 @@ def _residual(cases, analysis, notes) -> list[Finding]:
                 f"{rank}-D inputs were not checked: the function raised on "
                 f"{case.describe()}: {case.error}"
             )
-    shape_issues, crashes, wrong = [], {}, []
+    shape_issues, crashes, wrong, unnormalized = [], {}, [], []
     for i, case in enumerate(cases):
         if i in explained or i in unsupported:
             continue
@@ -149,6 +162,8 @@ def _residual(cases, analysis, notes) -> list[Finding]:
             )
         elif case.out.dtype != case.q.dtype:
             shape_issues.append(f"returns {case.out.dtype} for {case.describe()}")
+        elif _normalized_matches(case):
+            unnormalized.append(i)
         else:
             reference = case.prediction(_Combo())
             gap = (case.out.float() - reference).abs().nan_to_num(nan=math.inf)
@@ -157,6 +172,18 @@ def _residual(cases, analysis, notes) -> list[Finding]:
                 f"{float(gap.max()):.3g} on {case.describe()}"
             )
     findings = []
+    if unnormalized:
+        case = cases[unnormalized[0]]
+        sums = case.ones.float()[case.ones.float().abs() > 0]
+        findings.append(
+            Finding(
+                "weights-not-normalized",
+                "the output divided by the output for v = 1 equals "
+                "F.scaled_dot_product_attention: the weights have the right "
+                f"proportions, but their rows sum to {float(sums.min()):.3g}.."
+                f"{float(sums.max()):.3g}, not 1, {_seen_on(cases, unnormalized)}",
+            )
+        )
     shape_issues = _grouped(crashes) + shape_issues
     if shape_issues:
         message = shape_issues[0] + (

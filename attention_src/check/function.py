@@ -13,8 +13,13 @@ from ..checks import shape_str
 from ..masks import causal_mask, padding_mask
 from .explain import _residual, _root_findings, _weight_findings
 from .findings import Finding, Report
-from .loader import _accepts_is_causal, _check_function_signature, _check_options
-from .running import _call_quietly
+from .loader import (
+    UsageError,
+    _accepts_is_causal,
+    _check_function_signature,
+    _check_options,
+)
+from .running import _OUTPUT, CALL_LIMIT_S, _call_quietly, _Timeout
 from .variants import (
     _all_combos,
     _Combo,
@@ -43,6 +48,7 @@ class _Case:
     is_causal: bool = False
     optional: bool = False  # a rank the function need not support
     out: torch.Tensor | None = None
+    ones: torch.Tensor | None = None  # the output for v = 1: the row sums
     weights: torch.Tensor | None = None
     error: str | None = None
     cache: dict = field(default_factory=dict)
@@ -153,21 +159,42 @@ def _make_cases(device, *, with_causal: bool, with_half: bool) -> list[_Case]:
     return cases
 
 
-def _run(fn, case: _Case, convention: str, seed: int, neutralize: bool):
+def _run(
+    fn,
+    case: _Case,
+    convention: str,
+    seed: int,
+    neutralize: bool,
+    *,
+    v=None,
+    limit=None,
+):
     kwargs = {"is_causal": True} if case.is_causal else {}
-    args = [case.q.clone(), case.k.clone(), case.v.clone()]
+    args = [case.q.clone(), case.k.clone(), case.v.clone() if v is None else v]
     if case.allow is not None:
         args.append(case.allow if convention != "block" else ~case.allow)
-    return _call_quietly(fn, args, kwargs, seed=seed, neutralize=neutralize)
+    name = getattr(fn, "__name__", "the function")
+    what = f"{name}({case.describe()})"
+    return _call_quietly(
+        fn, args, kwargs, seed=seed, neutralize=neutralize, what=what, limit=limit
+    )
 
 
-def _observe(fn, cases: list[_Case], convention: str) -> None:
+def _tensor(result):
+    """The output of a call: the result, or the first of a tuple."""
+    if isinstance(result, (tuple, list)) and result:
+        return result[0]
+    return result
+
+
+def _observe(fn, cases: list[_Case], convention: str, limit=None) -> None:
     """Call ``fn`` on every case (dropout switched off) and store what it
-    returned."""
+    returned, and what it returns when every value is 1 (the row sums of
+    its weights, if it is attention)."""
     for case in cases:
-        case.out = case.weights = case.error = None
+        case.out = case.weights = case.error = case.ones = None
         case.cache = {k: v for k, v in case.cache.items() if k[0] != "status"}
-        result, error = _run(fn, case, convention, seed=0, neutralize=True)
+        result, error = _run(fn, case, convention, 0, True, limit=limit)
         if error is not None:
             case.error = error
             continue
@@ -183,7 +210,23 @@ def _observe(fn, cases: list[_Case], convention: str) -> None:
                 "(output, weights)"
             )
             continue
+        if out.device != case.q.device:
+            case.error = f"returned a tensor on {out.device}, not {case.q.device}"
+            continue
         case.out = out.detach()
+        ones = _tensor(
+            _run(
+                fn,
+                case,
+                convention,
+                0,
+                True,
+                v=torch.ones_like(case.v),
+                limit=limit,
+            )[0]
+        )
+        if isinstance(ones, torch.Tensor) and ones.shape == out.shape:
+            case.ones = ones.detach() if ones.device == out.device else None
 
 
 @dataclass
@@ -243,14 +286,15 @@ def _analyse(cases: list[_Case]) -> _Analysis:
     return analysis
 
 
-def _nondeterministic(fn, case: _Case, convention: str) -> Finding | None:
-    first, error = _run(fn, case, convention, seed=0, neutralize=False)
-    second, _ = _run(fn, case, convention, seed=1, neutralize=False)
+def _nondeterministic(fn, case: _Case, convention: str, limit) -> Finding | None:
+    first, error = _run(fn, case, convention, 0, False, limit=limit)
+    second, _ = _run(fn, case, convention, 1, False, limit=limit)
     if error is not None:
         return None
-    first = first[0] if isinstance(first, (tuple, list)) else first
-    second = second[0] if isinstance(second, (tuple, list)) else second
+    first, second = _tensor(first), _tensor(second)
     if not (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)):
+        return None
+    if first.device != case.q.device or second.device != case.q.device:
         return None
     if first.shape == second.shape and torch.equal(first, second):
         return None
@@ -268,6 +312,7 @@ def check_function(
     mask_convention: str = "auto",
     device: torch.device | str | None = None,
     name: str | None = None,
+    call_limit: float = CALL_LIMIT_S,
 ) -> Report:
     """Check an attention function against ``F.scaled_dot_product_attention``.
 
@@ -289,6 +334,7 @@ def check_function(
             ``nn.MultiheadAttention``) or ``"auto"`` (found from behaviour).
         device: where to run; defaults to cuda if available, else cpu.
         name: what to call ``fn`` in the report.
+        call_limit: seconds one call of ``fn`` may take.
 
     Returns:
         A ``Report``: one ``Finding`` per root cause (empty if nothing is
@@ -297,12 +343,27 @@ def check_function(
     Raises:
         TypeError: ``fn`` is not callable.
         UsageError: (a ``ValueError``) a signature that cannot take
-            ``(q, k, v, mask)``, or an unknown option or device.
+            ``(q, k, v, mask)``, a call that does not return within
+            ``call_limit``, or an unknown option or device.
     """
     device = _check_options(mask_convention, device)
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     _check_function_signature(fn)
+    printed = _OUTPUT.lines
+    try:
+        report = _check(fn, mask_convention, device, name, call_limit)
+    except _Timeout as error:
+        raise UsageError(str(error)) from None
+    if _OUTPUT.lines > printed:
+        report.notes.append(
+            f"it printed {_OUTPUT.lines - printed} lines while it was checked "
+            "(captured, not shown)"
+        )
+    return report
+
+
+def _check(fn, mask_convention, device, name, limit) -> Report:
     cases = _make_cases(
         device,
         with_causal=_accepts_is_causal(fn),
@@ -311,14 +372,14 @@ def check_function(
     explicit = mask_convention != "auto"
     convention = "allow" if mask_convention == "auto" else mask_convention
     notes = []
-    dropout = _nondeterministic(fn, cases[0], convention)
-    _observe(fn, cases, convention)
+    dropout = _nondeterministic(fn, cases[0], convention, limit)
+    _observe(fn, cases, convention, limit)
     analysis = _analyse(cases)
     found = convention
     if not explicit:
         if analysis.combo.mask == "inverted":
             convention = found = "block"
-            _observe(fn, cases, convention)
+            _observe(fn, cases, convention, limit)
             analysis = _analyse(cases)
         found = None if analysis.combo.mask == "ignored" else convention
         if found is not None:

@@ -12,6 +12,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from .running import _guarded, _Timeout
+
 __all__ = ["UsageError", "load_target"]
 
 CONVENTIONS = ("allow", "block", "auto")
@@ -74,38 +76,28 @@ def _check_function_signature(fn) -> None:
         )
 
 
-def _mask_keyword(forward) -> bool:
-    """Whether ``forward`` takes the mask as a keyword named ``mask``."""
-    sig = _signature(forward)
-    return sig is not None and "mask" in sig.parameters
-
-
-def _check_module_signature(cls, d_model: int, num_heads: int) -> None:
-    """``cls(d_model, num_heads)`` builds an ``nn.Module`` whose forward
-    accepts ``(x)`` and ``(x, mask)``."""
-    if not (inspect.isclass(cls) and issubclass(cls, nn.Module)):
-        kind = "a class" if inspect.isclass(cls) else f"a {type(cls).__name__}"
-        name = getattr(cls, "__name__", repr(cls))
+def _check_module_signature(factory, d_model: int, num_heads: int) -> None:
+    """``factory(d_model, num_heads)`` must be callable that way: an
+    ``nn.Module`` class, or a function that builds one."""
+    name = getattr(factory, "__name__", repr(factory))
+    if inspect.isclass(factory) and not issubclass(factory, nn.Module):
         raise UsageError(
-            f"{name} is {kind}, not an nn.Module subclass; check a function "
+            f"{name} is a class, not an nn.Module subclass; check a function "
             "without --module (check_function)"
         )
-    sig = _signature(cls)
+    sig = _signature(factory)
     if sig is not None and not _binds(sig, d_model, num_heads):
-        raise UsageError(
-            f"{cls.__name__}{sig} cannot be built as "
-            f"{cls.__name__}(d_model, num_heads)"
-        )
-    forward = _signature(cls.forward)
-    if forward is not None:
-        ok = _binds(forward, None, 1) and (
-            _binds(forward, None, 1, mask=2) or _binds(forward, None, 1, 2)
-        )
-        if not ok:
+        if not inspect.isclass(factory):
             raise UsageError(
-                f"{cls.__name__}.forward{forward} cannot be called as "
-                "forward(x, mask=None)"
+                f"{name}{sig} is a function that cannot build an nn.Module as "
+                f"{name}(d_model, num_heads); check a function without --module "
+                "(check_function)"
             )
+        raise UsageError(
+            f"{name}{sig} cannot be called as {name}(d_model, num_heads); write "
+            f"a one-line factory, def build(d_model, num_heads): return "
+            f"{name}(...), and check FILE.py:build"
+        )
 
 
 def load_target(spec: str):
@@ -136,12 +128,17 @@ def load_target(spec: str):
     sys.path.insert(0, folder)  # so that the file can import its neighbours
     sys.modules[module_name] = module
     try:
-        loader_spec.loader.exec_module(module)
-    except Exception as error:
+        with _guarded(f"importing {path_text}"):
+            loader_spec.loader.exec_module(module)
+    except _Timeout as error:
+        sys.modules.pop(module_name, None)
+        raise UsageError(f"could not import {path_text}: {error}") from None
+    except (Exception, SystemExit) as error:  # a file may raise anything
         sys.modules.pop(module_name, None)
         line = _line_in(error, path)
+        first = (str(error).strip().splitlines() or [""])[0]
         raise UsageError(
-            f"could not import {path_text}{line}: {type(error).__name__}: {error}"
+            f"could not import {path_text}{line}: {type(error).__name__}: {first}"
         ) from None
     finally:
         sys.path.remove(folder)

@@ -7,7 +7,6 @@ root cause and lists the rest under it."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
@@ -16,15 +15,19 @@ from torch import nn
 from ..checks import shape_str
 from ..masks import causal_mask, padding_mask
 from .findings import Finding, Report
-from .loader import (
-    UsageError,
-    _check_module_signature,
-    _check_options,
-)
-from .probe import B, L, _Probe
+from .loader import UsageError, _check_module_signature, _check_options
+from .probe import LAYOUTS, B, L, _band, _find_masks, _Probe
 from .resolve import _resolve
-from .running import _describe_error, _devices, _Recorder
-from .sites import _find_sites, _projections
+from .running import (
+    _OUTPUT,
+    CALL_LIMIT_S,
+    _describe_error,
+    _devices,
+    _guarded,
+    _Recorder,
+    _Timeout,
+)
+from .sites import _find_sites, _nonzero, _sites_facts
 
 __all__ = ["check_module"]
 
@@ -40,135 +43,6 @@ CHECKS = [
     "a query with no allowed key gets no weight",
     "the rows of returned weights sum to 1",
 ]
-SITE_CHECKS = [
-    "the scores are scaled by 1/sqrt(head width)",
-    "the softmax runs over the keys",
-    "each query and key row comes from its own token, each output token "
-    "from its own position of every head",
-    "the heads read separate features",
-]
-
-
-def _nonzero(dep) -> list[int]:
-    top = float(dep.clamp(max=1e30).max())
-    return [j for j, d in enumerate(dep.tolist()) if d > 1e-6 * max(top, 1e-30)]
-
-
-def _sites_facts(probe: _Probe, facts: dict, x, out, recorder) -> None:
-    events = recorder.events
-    sites = _find_sites(events)
-    if not sites:
-        facts["notes"].append(
-            "no softmax or F.scaled_dot_product_attention call was visible (one "
-            "inside nn.MultiheadAttention is not): the scale, softmax dim, head "
-            "split and head independence were not checked"
-        )
-        return
-    facts["checks"] += SITE_CHECKS
-    H = probe.H
-    for s in sites:
-        if s.kind == "softmax" and s.dim != s.ndim - 1:
-            facts["sdim"] = (
-                f"the softmax runs over dim={s.dim - s.ndim} of scores with "
-                f"{s.ndim} dims"
-            )
-        if s.factor is not None and s.terms:
-            right = 1 / math.sqrt(s.terms)
-            if not math.isclose(s.factor, right, rel_tol=1e-3):
-                width = 1 / s.factor**2
-                what = " (the model width)" if round(width) == probe.D else ""
-                if math.isclose(s.factor, 1.0, rel_tol=1e-3):
-                    facts["scale-none"] = (
-                        f"the scores (dot products of {s.terms} terms) are "
-                        "not scaled"
-                    )
-                else:
-                    facts["scale-wrong"] = (
-                        f"the scores are multiplied by {s.factor:.4g} = "
-                        f"1/sqrt({width:.4g}){what}, but each dot product "
-                        f"has {s.terms} terms: the scale is 1/sqrt({s.terms})"
-                    )
-        if s.attended != L:  # the last axis of the scores, the keys
-            axis = {H: "the heads", B: "the batch"}.get(s.attended, "another axis")
-            fact = "attend-H" if s.attended == H else "attend-B"
-            if s.attended == B:
-                facts["attend-B"] = f"attention runs over {axis} (size {B})"
-            else:
-                facts[fact if s.attended == H else "split"] = (
-                    f"attention runs over an axis of size {s.attended} "
-                    f"({axis}), not over the {L} tokens"
-                )
-            continue
-        for name, part in (("query", s.query), ("key", s.key)):
-            if part is None or part[0].size(part[1]) != L:
-                continue
-            for i in range(L):
-                dep = probe.dependence(part[0].select(part[1], i), x, 1)
-                if dep is not None and _nonzero(dep) != [i]:
-                    fact = "split" if name == "query" else "keyT"
-                    facts.setdefault(
-                        fact,
-                        f"{name} {i} of the scores is built from input tokens "
-                        f"{_nonzero(dep)}",
-                    )
-                    break
-    outputs = [s.output for s in sites if s.output is not None]
-    for o, axis in outputs:
-        if o.size(axis) == L and "merge" not in facts:
-            _merge_fact(probe, facts, out, o, axis)
-    _heads_facts(probe, facts, sites, events)
-
-
-def _merge_fact(probe, facts, out, o, axis) -> None:
-    """Output token i must use position i of every head's output."""
-    batched = o.dim() == 4 and o.size(1) == probe.H and axis % 4 == 2
-    for i in range(L):
-        g = probe.grad_abs(out[:, i], o)
-        if g is None:
-            return
-        g = g.movedim(axis, -1)  # (..., L)
-        per = g.movedim(1, 0).reshape(probe.H, -1, L) if batched else g[None]
-        per = per.reshape(per.size(0), -1, L).sum(dim=1)  # (heads, L)
-        limit = 1e-6 * float(per.clamp(max=1e30).max().clamp(min=1e-30))
-        missing = [h for h in range(per.size(0)) if per[h, i] <= limit]
-        if missing:
-            h = missing[0]
-            head = f"head {h}'s" if batched else "the heads'"
-            used = [j for j in range(L) if per[:, j].max() > limit]
-            facts["merge"] = (
-                f"output token {i} does not use position {i} of {head} output "
-                f"(it mixes positions {used} of the heads' outputs)"
-            )
-            return
-
-
-def _heads_facts(probe, facts, sites, events) -> None:
-    """Each head must read its own features of the projections."""
-    H = probe.H
-    outs = [s.output for s in sites if s.output is not None]
-    if len(outs) == 1 and outs[0][0].dim() == 4 and outs[0][0].size(1) == H:
-        parts = [outs[0][0][:, h] for h in range(H)]
-    elif len(outs) == H:
-        parts = [o for o, _ in outs]
-    else:
-        return
-    ys = _projections(events, min(s.index for s in sites))
-    used = []
-    for part in parts:
-        feats = set()
-        for n, y in enumerate(ys):
-            dep = probe.dependence(part, y, -1)
-            if dep is not None:
-                feats |= {(n, f) for f in _nonzero(dep)}
-        used.append(feats)
-    for a in range(H):
-        for b in range(a + 1, H):
-            if used[a] & used[b]:
-                facts["heads-shared"] = (
-                    f"heads {a} and {b} both read {len(used[a] & used[b])} of "
-                    "the same projected features"
-                )
-                return
 
 
 def _weights_sum(w, allow=None) -> str | None:
@@ -185,42 +59,60 @@ def _weights_sum(w, allow=None) -> str | None:
 
 
 def _causal_facts(probe, facts, convention, explicit) -> str:
-    """Run the causal probes; return the convention found."""
-    allow = causal_mask(L, device=probe.device)
-    passed = allow if convention != "block" else ~allow
+    """Run the causal probes (for a module with causal attention built in, a
+    mask allowing tokens i-1 and i); return the convention found."""
+    layout = probe.masks.layout(True, probe.runs)
+    if layout is None:
+        facts["notes"].append(
+            "the causal mask was not checked: the module takes key padding "
+            "masks (B, S) only"
+        )
+        return convention
+    if probe.causal:
+        allow, what = _band(probe.device)[0, 0], "a mask allowing tokens i-1 and i"
+    else:
+        allow, what = causal_mask(L, device=probe.device), "a causal mask"
+    form = (layout, convention)
     x = probe.leaf()
-    out, w, error = probe.run(x, passed)
+    out, w, error = probe.run(x, allow, form=form)
     if error is not None:
-        facts["crash"].append(f"{error} with a causal mask (L, L)")
+        facts["crash"].append(f"{error} with {what} {LAYOUTS[layout]}")
         return convention
     dep = probe.token_matrix(out, x)
-    full = passed.expand(B, 1, L, L)
-    out4, _, error4 = probe.run(probe.x, full)
-    if error4 is not None:
-        facts["crash"].append(f"{error4} with a mask (B, 1, L, L)")
-    elif not torch.allclose(out4, out.detach(), atol=1e-5, equal_nan=True):
-        facts["mask-shapes"] = "a (B, 1, L, L) mask gives other outputs than (L, L)"
+    others = [lay for lay in probe.masks.layouts if lay not in (layout, "BS")]
+    if not probe.masks.found:
+        others = ["B1LS"] if layout == "LS" else []
+    for other in others:
+        out4, _, error4 = probe.run(probe.x, allow, form=(other, convention))
+        if error4 is not None:
+            facts["crash"].append(f"{error4} with a mask {LAYOUTS[other]}")
+        elif not torch.allclose(out4, out.detach(), atol=1e-5, equal_nan=True):
+            facts["mask-shapes"] = (
+                f"a {LAYOUTS[other]} mask gives other outputs than the same "
+                f"mask {LAYOUTS[layout]}"
+            )
     if dep is None:
         return convention
     base, _, _ = probe.run(probe.x)
+    off = ~torch.eye(L, dtype=torch.bool, device=probe.device)
     future = dep & ~allow
-    seen_past = (dep & allow.tril(-1)).any()  # not the diagonal: its query
+    seen_past = (dep & allow & off).any()  # not the diagonal: its query
     if base is not None and torch.allclose(out.detach(), base, atol=1e-6):
-        facts["ignored"] = "a causal mask does not change the output"
+        facts["ignored"] = f"{what} does not change the output"
     elif future[:-1].any() and not seen_past:
-        if not explicit:  # the code means the other convention
+        if not explicit and convention != "float":  # it means the other one
             return "block" if convention == "allow" else "allow"
         meaning = "blocked" if convention == "allow" else "allowed"
         facts["inverted"] = (
-            "with a causal mask each query sees only later tokens: the code "
+            f"with {what} each query sees only the tokens it may not: the code "
             f"treats True as {meaning}"
         )
     elif future.any():
         i, j = future.nonzero()[0].tolist()
-        facts["leak"] = f"under a causal mask output {i} depends on token {j}"
+        facts["leak"] = f"under {what} output {i} depends on token {j}"
     issue = _weights_sum(w, allow)
     if issue:
-        facts["weights-sum"] = f"under a causal mask the weights' {issue}"
+        facts["weights-sum"] = f"under {what} the weights' {issue}"
     return convention
 
 
@@ -228,10 +120,10 @@ def _padding_facts(probe, facts, convention) -> None:
     lengths = torch.tensor([L, 3], device=probe.device)
     real = padding_mask(lengths, L)  # (B, 1, 1, L)
     keys = real.expand(B, 1, L, L)
-    passed = keys if convention != "block" else ~keys
-    out, _, error = probe.run(probe.x, passed)
+    layout = probe.masks.layout(False, probe.runs)
+    out, _, error = probe.run(probe.x, keys, form=(layout, convention))
     if error is not None:
-        facts["crash"].append(f"{error} with a padding mask (B, 1, L, L)")
+        facts["crash"].append(f"{error} with a padding mask {LAYOUTS[layout]}")
         return
     for b, n in enumerate(lengths.tolist()):
         alone, _, error = probe.run(probe.x[b : b + 1, :n])
@@ -249,14 +141,20 @@ def _padding_facts(probe, facts, convention) -> None:
 
 
 def _fully_masked_facts(probe, facts, convention) -> None:
+    layout = probe.masks.layout(False, probe.runs)
+    if layout == "BS":
+        facts["notes"].append(
+            "a query with no allowed key was not checked: the module takes key "
+            "padding masks (B, S), which cannot say it"
+        )
+        return
     real = padding_mask(torch.tensor([L, 3], device=probe.device), L)
     both = real.transpose(-2, -1) & real  # (B, 1, L, L): queries 3, 4 of 1
-    passed = both if convention != "block" else ~both
     x = probe.leaf()
     recorder = _Recorder(neutralize=True)
-    out, w, error = probe.run(x, passed, recorder=recorder)
+    out, w, error = probe.run(x, both, recorder=recorder, form=(layout, convention))
     if error is not None:
-        facts["crash"].append(f"{error} with a mask (B, 1, L, L)")
+        facts["crash"].append(f"{error} with a mask {LAYOUTS[layout]}")
         return
     where = "the queries of sequence 1 with no allowed key (a (B, 1, L, L) mask)"
     if torch.isnan(out).any():
@@ -288,6 +186,34 @@ def _fully_masked_facts(probe, facts, convention) -> None:
         )
 
 
+def _pattern_facts(probe, facts, dep) -> None:
+    """Which tokens each output depends on without a mask: all of them
+    (bidirectional), exactly the earlier ones (causal built in), or — with
+    no mask argument to explain it — something in between, a leak."""
+    tril = torch.ones(L, L, dtype=torch.bool, device=dep.device).tril()
+    if torch.equal(dep, tril):
+        probe.causal = True
+        facts["checks"] = [
+            c.replace("the others", "the earlier ones") for c in facts["checks"]
+        ]
+        facts["checks"][4] = "a prefix run alone gives the same outputs"
+        return
+    later = dep & ~tril
+    if later.any() and probe.call.mask is None:
+        i, j = later.nonzero()[0].tolist()
+        k, m = (~dep).nonzero()[0].tolist()
+        facts["leak"] = (
+            f"with no mask argument, output {i} depends on the later token {j} "
+            f"but output {k} does not depend on token {m}: neither causal nor "
+            "bidirectional"
+        )
+    elif torch.equal(dep, torch.eye(L, dtype=torch.bool, device=dep.device)):
+        facts["isolated"] = "without a mask, no token sees another token"
+    else:
+        i, j = (~dep).nonzero()[0].tolist()
+        facts["isolated"] = f"without a mask, output {i} ignores token {j}"
+
+
 def _plain_facts(probe, facts) -> tuple:
     """Determinism, shapes, batch, dependence pattern, equivariance."""
     out0, _, error = probe.run(probe.x, neutralize=False)
@@ -311,14 +237,19 @@ def _plain_facts(probe, facts) -> tuple:
         facts["batch"] = "the output of sequence 0 depends on sequence 1"
     dep = probe.token_matrix(out, x)
     if dep is not None and not dep.all():
-        if torch.equal(dep, torch.eye(L, dtype=torch.bool, device=dep.device)):
-            facts["isolated"] = "without a mask, no token sees another token"
-        else:
-            i, j = (~dep).nonzero()[0].tolist()
-            facts["isolated"] = f"without a mask, output {i} ignores token {j}"
+        _pattern_facts(probe, facts, dep)
     issue = _weights_sum(w)
     if issue:
         facts["weights-sum"] = f"without a mask the weights' {issue}"
+    if probe.causal:
+        n = 3  # a causal module gives a prefix the outputs it gives it inside
+        short, _, _ = probe.run(probe.x[:, :n])
+        if short is not None and not torch.allclose(short, out[:, :n], atol=1e-5):
+            facts["equivariance"] = (
+                f"the first {n} tokens run alone give other outputs than the "
+                "same tokens at the start of the whole sequence"
+            )
+        return None, (x, out, recorder)
     perm = torch.tensor([3, 0, 4, 1, 2], device=probe.device)
     moved, _, _ = probe.run(probe.x[:, perm])
     if moved is not None and not torch.allclose(moved, out[:, perm], atol=1e-5):
@@ -337,6 +268,7 @@ def check_module(
     d_model: int = 12,
     num_heads: int = 3,
     name: str | None = None,
+    call_limit: float = CALL_LIMIT_S,
 ) -> Report:
     """Check a multi-head attention module by behaviour.
 
@@ -373,42 +305,78 @@ def check_module(
     """
     device = _check_options(mask_convention, device)
     _check_module_signature(factory, d_model, num_heads)
-    name = name or factory.__name__
+    name = name or getattr(factory, "__name__", "module")
+    printed = _OUTPUT.lines
+    try:
+        return _check(factory, name, mask_convention, seq_first, device, d_model,
+                      num_heads, call_limit, printed)  # fmt: skip
+    except _Timeout as error:
+        raise UsageError(str(error)) from None
+
+
+ENCODINGS = {
+    "auto": ["allow", "block", "float"],
+    "allow": ["allow", "float"],
+    "block": ["block", "float"],
+}
+
+
+def _build(factory, name, d_model, num_heads, device, limit):
+    """``factory(d_model, num_heads)`` in ``eval()`` on ``device``."""
+    call = f"{name}({d_model}, {num_heads})"
     with torch.random.fork_rng(devices=_devices()):
         torch.manual_seed(0)
         try:
-            model = factory(d_model, num_heads)
+            with _guarded(call, limit):
+                model = factory(d_model, num_heads)
         except Exception as error:
-            raise UsageError(
-                f"{name}({d_model}, {num_heads}) raised {_describe_error(error)}"
-            ) from None
+            raise UsageError(f"{call} raised {_describe_error(error)}") from None
     if not isinstance(model, nn.Module):
-        raise UsageError(f"{name}({d_model}, {num_heads}) is not an nn.Module")
-    model = model.to(device).eval()
-    probe = _Probe(model, d_model, num_heads, seq_first, device)
+        raise UsageError(
+            f"{call} returned a {type(model).__name__}, not an nn.Module; check a "
+            "function without --module (check_function)"
+        )
+    return model.to(device).eval()
+
+
+def _check(factory, name, mask_convention, seq_first, device, d_model, num_heads,
+           limit, printed) -> Report:  # fmt: skip
+    model = _build(factory, name, d_model, num_heads, device, limit)
+    probe = _Probe(
+        model, d_model, num_heads, seq_first, device, name=name, limit=limit
+    )
     facts = {"crash": [], "notes": [], "checks": list(CHECKS)}
     error, traced = _plain_facts(probe, facts)
     shape = f"x {shape_str(probe.x.shape)} (B, L, D), {num_heads} heads"
     if error is not None:
-        finding = Finding("shape", f"forward {error} on {shape}")
+        finding = Finding("shape", f"{probe.call.describe()} {error} on {shape}")
         notes = ["the other checks need an output"]
         return Report(name, [finding], None, CHECKS[:2], notes)
     _sites_facts(probe, facts, *traced)
     explicit = mask_convention != "auto"
-    convention = "allow" if not explicit else mask_convention
-    before = {k: list(v) if isinstance(v, list) else v for k, v in facts.items()}
-    found = _causal_facts(probe, facts, convention, explicit)
-    if found != convention:  # under auto: the code means the other convention
-        facts, convention = before, found
-        _causal_facts(probe, facts, convention, True)
-    _padding_facts(probe, facts, convention)
-    _fully_masked_facts(probe, facts, convention)
+    convention = None
+    if probe.call.mask is not None:
+        probe.masks, probe.runs = _find_masks(probe, ENCODINGS[mask_convention])
+        convention = probe.masks.encoding
+        snapshot = {
+            k: list(v) if isinstance(v, list) else v for k, v in facts.items()
+        }
+        found = _causal_facts(
+            probe, facts, convention, explicit or probe.masks.found
+        )
+        if found != convention:  # under auto: the code means the other convention
+            facts, convention = snapshot, found
+            _causal_facts(probe, facts, convention, True)
+        _padding_facts(probe, facts, convention)
+        _fully_masked_facts(probe, facts, convention)
+    else:
+        facts["checks"] = [c for c in facts["checks"] if "mask" not in c]
     findings, checks = _resolve(facts), facts["checks"]
-    notes = list(facts["notes"])
-    if not explicit and "ignored" not in facts:
-        meaning = "may attend" if convention == "allow" else "blocked"
+    notes = [_how_called(probe, facts, convention)] + facts["notes"]
+    if _OUTPUT.lines > printed:
         notes.append(
-            f"mask convention found from behaviour: {convention} (True = {meaning})"
+            f"it printed {_OUTPUT.lines - printed} lines while it was checked "
+            "(captured, not shown)"
         )
     return Report(
         target=name,
@@ -418,3 +386,27 @@ def check_module(
         notes=notes,
         decided_by=f"checked on {shape}, by gradients and by its attention",
     )
+
+
+def _how_called(probe, facts, convention) -> str:
+    """'called as forward(x); causal built in; no mask argument', or with
+    the masks it was found to take."""
+    call = probe.call
+    kind = "causal built in" if probe.causal else "bidirectional"
+    parts = [f"called as {call.describe()}", kind]
+    if call.context or call.inputs == 3:
+        word = call.context + "=" if call.context else "k, v"
+        parts.append(f"cross-attention through {word} (checked as self-attention)")
+    if call.mask is None:
+        parts.append("no mask argument")
+    elif probe.masks.found and "ignored" not in facts:
+        masks = probe.masks
+        masks.encoding = convention
+        parts.append(f"{masks.describe()} (found from behaviour)")
+    elif "ignored" not in facts:
+        meaning = {"allow": "may attend", "block": "blocked"}.get(convention)
+        parts.append(
+            f"no mask layout was respected; checked with bool masks, True = "
+            f"{meaning}"
+        )
+    return "; ".join(parts)

@@ -1,41 +1,237 @@
-"""Running a module on batch-first inputs, whatever its own layout, and
-measuring by gradient what depends on what."""
+"""Calling a module however it is written, on batch-first inputs, and
+measuring by gradient what depends on what.
+
+The checks are written once, for self-attention ``(B, L, D)`` and bool masks
+``True`` = may attend. ``_Call`` finds how the module is called —
+``forward(x)``, ``forward(x, mask)``, ``forward(q, k, v[, mask])``, a
+``context=`` keyword for cross-attention — and ``_find_masks`` which mask
+layouts and encodings it accepts; the probe then hands it every mask in its
+own form."""
 
 from __future__ import annotations
 
+import inspect
 import math
+from dataclasses import dataclass, field
 
 import torch
 
 from ..checks import shape_str
-from .loader import _mask_keyword
+from .loader import UsageError, _binds, _signature
 from .running import _call_quietly
 
 __all__ = []  # internal: see attention_src.check
 
 B, L = 2, 5  # the batch and the length the module is checked at
 
+MASK_NAMES = (
+    "mask", "attn_mask", "attention_mask", "causal_mask", "key_padding_mask",
+    "padding_mask",
+)  # fmt: skip
+CONTEXT_NAMES = ("context", "memory", "encoder_out", "encoder_hidden_states")
+LAYOUTS = {
+    "LS": "(L, S)",
+    "B1LS": "(B, 1, L, S)",
+    "BLS": "(B, L, S)",
+    "BS": "(B, S) key padding",
+}
+ENCODINGS = {
+    "allow": "bool, True = may attend",
+    "block": "bool, True = blocked",
+    "float": "float, added to the scores (0 or -inf)",
+}
+
+
+@dataclass(frozen=True)
+class _Call:
+    """How ``forward`` is called: ``inputs`` 1 (``x``) or 3 (``q, k, v``);
+    the mask's keyword (``""``: positional after the inputs; ``None``: no
+    mask argument), whether it has no default; the keyword, if any, that
+    takes a second sequence (cross-attention)."""
+
+    inputs: int = 1
+    mask: str | None = None
+    required: bool = False
+    context: str | None = None
+
+    def describe(self) -> str:
+        names = "x" if self.inputs == 1 else "q, k, v"
+        if self.mask == "":
+            names += ", mask"
+        elif self.mask:
+            names += f", {self.mask}=mask"
+        return f"forward({names})"
+
+    def arguments(self, x, mask=None, context=None) -> tuple[list, dict]:
+        kv = x if context is None else context
+        args, kwargs = ([x, kv, kv] if self.inputs == 3 else [x]), {}
+        if context is not None and self.inputs == 1:
+            kwargs[self.context] = context
+        if self.mask is not None and (mask is not None or self.required):
+            if self.mask == "":
+                args.append(mask)
+            else:
+                kwargs[self.mask] = mask
+        return args, kwargs
+
+
+def _candidates(forward) -> list[_Call]:
+    """The calls that ``forward``'s signature accepts, most likely first."""
+    sig = _signature(forward)
+    if sig is None:
+        return [_Call(1, ""), _Call(3, "")]
+    params = sig.parameters
+    named = [
+        n
+        for n, p in params.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    context = next((n for n in CONTEXT_NAMES if n in named), None)
+    mask = next((n for n in MASK_NAMES if n in named), None)
+    positional = [
+        p
+        for p in params.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    calls = []
+    for inputs in (1, 3):
+        dummy = [0] * inputs
+        if mask is not None:
+            required = params[mask].default is inspect.Parameter.empty
+            if _binds(sig, *dummy, **{mask: 0}) and (
+                required or _binds(sig, *dummy)
+            ):
+                calls.append(_Call(inputs, mask, required, context))
+            continue
+        slot = positional[inputs] if len(positional) > inputs else None
+        usable = slot is not None and slot.name not in CONTEXT_NAMES
+        usable = usable and not isinstance(slot.default, (bool, int, float))
+        if usable and _binds(sig, *dummy, 0):
+            required = slot.default is inspect.Parameter.empty
+            calls.append(_Call(inputs, "", required, context))
+        elif _binds(sig, *dummy):
+            calls.append(_Call(inputs, None, False, context))
+    return calls
+
+
+def _find_call(model, x, name: str, limit) -> _Call:
+    """The first call that returns a tensor; if none does, the first the
+    signature accepts (its error is then a finding)."""
+    calls = _candidates(model.forward)
+    if not calls:
+        sig = _signature(model.forward)
+        raise UsageError(
+            f"{name}.forward{sig} cannot be called as forward(x), "
+            "forward(x, mask), forward(q, k, v) or forward(q, k, v, mask)"
+        )
+    tried = []
+    for call in calls:
+        args, kwargs = call.arguments(x)
+        what = f"{name}.{call.describe()} with x {shape_str(x.shape)}"
+        result, error = _call_quietly(model, args, kwargs, what=what, limit=limit)
+        if isinstance(result, (tuple, list)) and result:
+            result = result[0]
+        if isinstance(result, torch.Tensor):
+            return call
+        tried.append(f"{call.describe()}: {error or type(result).__name__}")
+    if all(t.split(": ", 1)[1].startswith("TypeError") for t in tried):
+        raise UsageError(f"{name} could not be called; tried {'; '.join(tried)}")
+    return calls[0]
+
+
+def _encode(allow: torch.Tensor, layout: str, encoding: str):
+    """``allow`` (bool, broadcastable to (B, 1, L, S)) in the module's form,
+    or ``None`` where that layout cannot say it."""
+    full = allow.expand(B, 1, allow.size(-2), allow.size(-1))
+    if layout == "LS":
+        if not (full == full[:1]).all():
+            return None
+        mask = full[0, 0]
+    elif layout == "BLS":
+        mask = full[:, 0]
+    elif layout == "BS":
+        if not (full == full[:, :, :1]).all():
+            return None
+        mask = full[:, 0, 0]
+    else:
+        mask = full
+    if encoding == "block":
+        return ~mask
+    if encoding == "float":
+        return torch.zeros(mask.shape, device=mask.device).masked_fill(
+            ~mask, float("-inf")
+        )
+    return mask
+
+
+@dataclass
+class _Masks:
+    """What the module accepts: its encoding and the layouts that gave
+    outputs respecting the mask (none: it respected none, see ``found``)."""
+
+    encoding: str
+    layouts: list[str] = field(default_factory=list)
+    found: bool = False
+
+    def layout(self, uniform: bool, runs=()) -> str | None:
+        """The layout to pass a mask in: one of the layouts found, else the
+        first that ``runs`` (the layouts the module did not raise on)."""
+        order = ["LS", "B1LS", "BLS"] if uniform else ["B1LS", "BLS", "BS"]
+        if self.found:
+            return next((lay for lay in order if lay in self.layouts), None)
+        return next((lay for lay in order if lay in runs), order[0])
+
+    def describe(self) -> str:
+        shapes = ", ".join(LAYOUTS[lay] for lay in self.layouts)
+        return f"masks {shapes}, {ENCODINGS[self.encoding]}"
+
 
 class _Probe:
     """Runs the module on batch-first inputs, whatever its layout."""
 
-    def __init__(self, model, d_model, num_heads, seq_first, device):
+    def __init__(
+        self, model, d_model, num_heads, seq_first, device, *, name, limit
+    ):
         self.model, self.D, self.H = model, d_model, num_heads
         self.seq_first, self.device = seq_first, device
-        self.keyword = _mask_keyword(model.forward)
+        self.name, self.limit = name, limit
         g = torch.Generator(device=device).manual_seed(0)
         self.x = torch.randn(B, L, d_model, generator=g, device=device)
         self.r = torch.Generator(device=device)
+        self.call = _find_call(model, self._in(self.x), name, limit)
+        self.masks, self.runs = _Masks("allow"), []
+        self.causal = False  # found by _pattern_facts
 
-    def run(self, x, mask=None, *, seed=0, neutralize=True, recorder=None):
-        """``(output (B, L, D), weights or None, error or None)``."""
-        inp = x.transpose(0, 1) if self.seq_first else x
-        kwargs, args = {}, [inp]
+    def _in(self, x):
+        return x.transpose(0, 1) if self.seq_first else x
+
+    def run(
+        self, x, mask=None, *, seed=0, neutralize=True, recorder=None, form=None,
+        context=None,
+    ):  # fmt: skip
+        """``(output (B, L, D), weights or None, error or None)``. ``mask``
+        is bool, True = may attend, (L, S) or (B, 1, L, S); ``form`` is the
+        (layout, encoding) to hand it over in (default: the one found)."""
+        inp = self._in(x)
         if mask is not None:
-            if self.keyword:
-                kwargs["mask"] = mask
-            else:
-                args.append(mask)
+            layout, encoding = form or (
+                self.masks.layout(
+                    mask.dim() == 2 or bool((mask == mask[:1]).all()), self.runs
+                ),
+                self.masks.encoding,
+            )
+            mask = None if layout is None else _encode(mask, layout, encoding)
+            if mask is None:
+                return (
+                    None,
+                    None,
+                    f"cannot take this mask as {self.masks.describe()}",
+                )
+        ctx = None if context is None else self._in(context)
+        args, kwargs = self.call.arguments(inp, mask, ctx)
+        what = f"{self.name}.{self.call.describe()} with x {shape_str(inp.shape)}"
+        if mask is not None:
+            what += f" and a mask {shape_str(mask.shape)}"
         result, error = _call_quietly(
             self.model,
             args,
@@ -43,6 +239,8 @@ class _Probe:
             seed=seed,
             neutralize=neutralize,
             recorder=recorder,
+            what=what,
+            limit=self.limit,
         )
         if error is not None:
             return None, None, f"raises {error}"
@@ -54,6 +252,16 @@ class _Probe:
         if not isinstance(result, torch.Tensor):
             kind = type(result).__name__
             return None, None, f"returns a {kind}, not a tensor"
+        if result.device != x.device or result.dtype != x.dtype:
+            got, want = (str(t.dtype).removeprefix("torch.") for t in (result, x))
+            return (
+                None,
+                None,
+                (
+                    f"returns a {got} tensor on {result.device} for x {want} on "
+                    f"{x.device}"
+                ),
+            )
         if self.seq_first and result.dim() == 3:
             result = result.transpose(0, 1)
         if result.shape != x.shape:
@@ -95,10 +303,52 @@ class _Probe:
         g = g.movedim(axis, 0)
         return g.reshape(g.size(0), -1).sum(dim=1)
 
-    def token_matrix(self, out, x) -> torch.Tensor | None:
-        """(L, L) bool: output token i depends on input token j."""
-        rows = [self.dependence(out[:, i], x, 1) for i in range(L)]
-        if any(r is None for r in rows):
-            return None
-        dep = torch.stack(rows)
+    def token_matrix(self, out, x, per_example=False) -> torch.Tensor | None:
+        """(L, L) bool: output token i depends on input token j; with
+        ``per_example``, (B, L, L), each example's own."""
+        rows = []
+        for i in range(L):
+            g = self.grad_abs(out[:, i], x)
+            if g is None:
+                return None
+            rows.append(g.sum(dim=-1) if per_example else g.sum(dim=(0, 2)))
+        dep = torch.stack(rows, dim=-2)  # (L, L) or (B, L, L)
         return dep > 1e-6 * dep.clamp(max=1e30).max().clamp(min=1e-30)
+
+
+def _band(device) -> torch.Tensor:
+    """(B, 1, L, L): example 0 may attend to tokens i-1 and i, example 1 to
+    tokens i and i+1 — a mask that tells every layout and encoding apart,
+    for causal modules too."""
+    i = torch.arange(L, device=device)
+    d = i[None, :] - i[:, None]  # j - i
+    return torch.stack([(d == -1) | (d == 0), (d == 0) | (d == 1)])[:, None]
+
+
+def _find_masks(probe: _Probe, encodings: list[str]) -> tuple[_Masks, list[str]]:
+    """The encoding and layouts of masks the module respects (no output
+    depends on a blocked token), and the layouts it runs with at all."""
+    if probe.call.mask is None:
+        return _Masks(encodings[0]), []
+    band = _band(probe.device)
+    real = torch.arange(L, device=probe.device) < torch.tensor(
+        [[L], [3]], device=probe.device
+    )
+    pad = real[:, None, None, :]  # (B, 1, 1, L): keys of example 1 end at 3
+    tests = {"LS": band[:1], "B1LS": band, "BLS": band, "BS": pad}
+    runs, found = [], {}
+    for encoding in encodings:
+        for layout, allow in tests.items():
+            x = probe.leaf()
+            out, _, error = probe.run(x, allow, form=(layout, encoding))
+            if error is not None:
+                continue
+            if layout not in runs:
+                runs.append(layout)
+            dep = probe.token_matrix(out, x, per_example=True)
+            allowed = allow.expand(B, 1, L, L)[:, 0]
+            if dep is not None and not (dep & ~allowed).any() and dep.any(-1).all():
+                found.setdefault(encoding, []).append(layout)
+        if found.get(encoding):
+            return _Masks(encoding, found[encoding], True), runs
+    return _Masks(encodings[0]), runs

@@ -20,14 +20,18 @@ _EVERYTHING = {
     "heads-shared", "mask-shapes", "nan", "uniform", "ignored", "inverted",
     "attend-B", "crash", "keyT",
 }  # fmt: skip
+_SPLITS = {"split", "attend-H", "merge", "heads-shared", "keyT", "sdim"}
 _MASKING = {"leak", "padding", "nan", "uniform", "weights-sum", "mask-shapes"}
 
 # (finding id, facts that show this mistake, symptoms it explains)
 ROOTS = [
     ("dropout-in-eval", ["dropout"], {"weights-sum"}),
+    # no mistake inside one example makes the examples depend on each other,
+    # so batch mixing explains every other observation, however it was made
+    # (attention over the batch axis, or a reshape of (B, L, D) as (L, B, ...))
+    ("batch-mixing", ["attend-B", "batch"], _EVERYTHING | _SPLITS),
     ("head-split", ["split", "attend-H", "merge", "heads-shared"], _EVERYTHING),
     ("wrong-transpose", ["keyT"], _EVERYTHING),
-    ("batch-mixing", ["attend-B", "batch"], _EVERYTHING),
     ("softmax-dim", ["sdim"], _MASKING | {"heads-shared", "equivariance"}),
     ("mask-inverted", ["inverted"], _MASKING),
     ("mask-ignored", ["ignored"], _MASKING),

@@ -1,8 +1,13 @@
-"""Running the reader's code: seeded, quiet, with dropout optionally switched
-off, and with every torch call it makes optionally recorded."""
+"""Running the reader's code: seeded, quiet (what it prints is captured, not
+shown), within a time limit per call, with dropout optionally switched off,
+and with every torch call it makes optionally recorded."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import signal
+import threading
 import warnings
 from dataclasses import dataclass
 
@@ -58,6 +63,55 @@ class _Recorder(TorchFunctionMode):
         return out
 
 
+CALL_LIMIT_S = 10.0  # seconds one call of the reader's code may take
+
+
+class _Timeout(BaseException):
+    """A call of the reader's code ran past its time limit. A
+    ``BaseException``, so that an ``except Exception`` in that code cannot
+    swallow it and loop on."""
+
+
+class _Output:
+    """What the reader's code printed while it was checked (kept, not shown)."""
+
+    def __init__(self):
+        self.buffer = io.StringIO()
+
+    @property
+    def lines(self) -> int:
+        return len(self.buffer.getvalue().splitlines())
+
+
+_OUTPUT = _Output()
+
+
+@contextlib.contextmanager
+def _guarded(what: str, limit: float | None = None):
+    """Run the reader's code: its prints go to ``_OUTPUT``, and past
+    ``limit`` seconds (default ``CALL_LIMIT_S``) it is interrupted with
+    ``_Timeout("WHAT did not return within N s")``. The limit needs the
+    main thread (a signal); elsewhere the call runs without one."""
+    limit = CALL_LIMIT_S if limit is None else limit
+    timed = limit > 0 and threading.current_thread() is threading.main_thread()
+    message = f"{what} did not return within {limit:g} s (the time limit per call)"
+
+    def expire(signum, frame):
+        raise _Timeout(message)
+
+    previous = signal.signal(signal.SIGALRM, expire) if timed else None
+    if timed:
+        signal.setitimer(signal.ITIMER_REAL, limit)
+    quiet = contextlib.redirect_stdout(_OUTPUT.buffer)
+    try:
+        with quiet, contextlib.redirect_stderr(_OUTPUT.buffer):
+            yield
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
 def _describe_error(error: BaseException) -> str:
     """``'RuntimeError: first line of the message'``, at most 160 chars."""
     lines = str(error).strip().splitlines()
@@ -79,18 +133,21 @@ def _call_quietly(
     seed: int = 0,
     neutralize: bool = False,
     recorder: _Recorder | None = None,
+    what: str = "the call",
+    limit: float | None = None,
 ):
     """``(result, None)`` or ``(None, 'ErrorType: message')``.
 
     The global random state is seeded with ``seed`` for the call and restored
-    afterwards; warnings from the reader's code are silenced.
+    afterwards; warnings from the reader's code are silenced, what it prints
+    is captured. Past the time limit it raises ``_Timeout`` naming ``what``.
     """
     mode = recorder or _Recorder(record=False, neutralize=neutralize)
     with torch.random.fork_rng(devices=_devices()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.manual_seed(seed)
         try:
-            with mode:
+            with _guarded(what, limit), mode:
                 return fn(*args, **(kwargs or {})), None
         except Exception as error:  # the reader's code may raise anything
             return None, _describe_error(error)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .probe import B, L
 from .running import _Event
 
 __all__ = []  # internal: see attention_src.check
@@ -284,3 +285,177 @@ def _projections(events: list[_Event], before: int) -> list[torch.Tensor]:
             if isinstance(ev.out, torch.Tensor) and ev.out.requires_grad:
                 found.append(ev.out)
     return found
+
+
+# --- what the sites show, by gradient ------------------------------------------
+
+SITE_CHECKS = [
+    "the scores are scaled by 1/sqrt(head width)",
+    "the softmax runs over the keys",
+    "each query and key row comes from its own token, each output token "
+    "from its own position of every head",
+    "the heads read separate features",
+]
+
+
+def _nonzero(dep) -> list[int]:
+    top = float(dep.clamp(max=1e30).max())
+    return [j for j, d in enumerate(dep.tolist()) if d > 1e-6 * max(top, 1e-30)]
+
+
+def _unnormalized(events: list[_Event]) -> str | None:
+    """How the rows of attention weights sum, where they are the ``exp`` of
+    scores (a product, as q @ k.T) that reach the values without being
+    divided by their sum; ``None`` where every such row sums to 1."""
+    for i, ev in enumerate(events):
+        if ev.name not in ("exp", "exp_") or _manual_softmax(events, i):
+            continue
+        _, p = _walk_back(events, ev.args[0], i, through_masks=True)
+        if p is None:
+            continue
+        derived, weights = [ev.out], None
+        for later in events[i + 1 :]:
+            used = [
+                a
+                for a in _tensors(list(later.args))
+                if any(a is d for d in derived)
+            ]
+            if not used:
+                continue
+            if later.name in DIVIDE or later.name.startswith(("sum", "norm")):
+                break  # normalised by hand, another way
+            if later.name in PRODUCTS:
+                weights = used[0]
+                break
+            if later.name in VIEWS | PASS | MULTIPLY:
+                derived.extend(_tensors(later.out))
+        if weights is None:
+            continue
+        sums = weights.detach().float().sum(dim=-1)
+        if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+            low, high = float(sums.min()), float(sums.max())
+            return (
+                "the weights are the exp of the scores, never divided by their "
+                f"sum: their rows sum to {low:.3g}..{high:.3g}"
+            )
+    return None
+
+
+def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
+    events = recorder.events
+    unnormalized = _unnormalized(events)
+    if unnormalized:
+        facts["weights-sum"] = unnormalized
+    sites = _find_sites(events)
+    if not sites:
+        facts["notes"].append(
+            "no softmax or F.scaled_dot_product_attention call was visible (one "
+            "inside nn.MultiheadAttention is not): the scale, softmax dim, head "
+            "split and head independence were not checked"
+        )
+        return
+    facts["checks"] += SITE_CHECKS
+    H = probe.H
+    for s in sites:
+        if s.kind == "softmax" and s.dim != s.ndim - 1:
+            facts["sdim"] = (
+                f"the softmax runs over dim={s.dim - s.ndim} of scores with "
+                f"{s.ndim} dims"
+            )
+        if s.factor is not None and s.terms:
+            right = 1 / math.sqrt(s.terms)
+            if not math.isclose(s.factor, right, rel_tol=1e-3):
+                width = 1 / s.factor**2
+                what = " (the model width)" if round(width) == probe.D else ""
+                if math.isclose(s.factor, 1.0, rel_tol=1e-3):
+                    facts["scale-none"] = (
+                        f"the scores (dot products of {s.terms} terms) are "
+                        "not scaled"
+                    )
+                else:
+                    facts["scale-wrong"] = (
+                        f"the scores are multiplied by {s.factor:.4g} = "
+                        f"1/sqrt({width:.4g}){what}, but each dot product "
+                        f"has {s.terms} terms: the scale is 1/sqrt({s.terms})"
+                    )
+        if s.attended != L:  # the last axis of the scores, the keys
+            axis = {H: "the heads", B: "the batch"}.get(s.attended, "another axis")
+            fact = "attend-H" if s.attended == H else "attend-B"
+            if s.attended == B:
+                facts["attend-B"] = f"attention runs over {axis} (size {B})"
+            else:
+                facts[fact if s.attended == H else "split"] = (
+                    f"attention runs over an axis of size {s.attended} "
+                    f"({axis}), not over the {L} tokens"
+                )
+            continue
+        for name, part in (("query", s.query), ("key", s.key)):
+            if part is None or part[0].size(part[1]) != L:
+                continue
+            for i in range(L):
+                dep = probe.dependence(part[0].select(part[1], i), x, 1)
+                if dep is not None and _nonzero(dep) != [i]:
+                    fact = "split" if name == "query" else "keyT"
+                    facts.setdefault(
+                        fact,
+                        f"{name} {i} of the scores is built from input tokens "
+                        f"{_nonzero(dep)}",
+                    )
+                    break
+    outputs = [s.output for s in sites if s.output is not None]
+    for o, axis in outputs:
+        if o.size(axis) == L and "merge" not in facts:
+            _merge_fact(probe, facts, out, o, axis)
+    _heads_facts(probe, facts, sites, events)
+
+
+def _merge_fact(probe, facts, out, o, axis) -> None:
+    """Output token i must use position i of every head's output."""
+    batched = o.dim() == 4 and o.size(1) == probe.H and axis % 4 == 2
+    for i in range(L):
+        g = probe.grad_abs(out[:, i], o)
+        if g is None:
+            return
+        g = g.movedim(axis, -1)  # (..., L)
+        per = g.movedim(1, 0).reshape(probe.H, -1, L) if batched else g[None]
+        per = per.reshape(per.size(0), -1, L).sum(dim=1)  # (heads, L)
+        limit = 1e-6 * float(per.clamp(max=1e30).max().clamp(min=1e-30))
+        missing = [h for h in range(per.size(0)) if per[h, i] <= limit]
+        if missing:
+            h = missing[0]
+            head = f"head {h}'s" if batched else "the heads'"
+            used = [j for j in range(L) if per[:, j].max() > limit]
+            facts["merge"] = (
+                f"output token {i} does not use position {i} of {head} output "
+                f"(it mixes positions {used} of the heads' outputs)"
+            )
+            return
+
+
+def _heads_facts(probe, facts, sites, events) -> None:
+    """Each head must read its own features of the projections."""
+    H = probe.H
+    outs = [s.output for s in sites if s.output is not None]
+    if len(outs) == 1 and outs[0][0].dim() == 4 and outs[0][0].size(1) == H:
+        parts = [outs[0][0][:, h] for h in range(H)]
+    elif len(outs) == H:
+        parts = [o for o, _ in outs]
+    else:
+        return
+    ys = _projections(events, min(s.index for s in sites))
+    used = []
+    for part in parts:
+        feats = set()
+        for n, y in enumerate(ys):
+            dep = probe.dependence(part, y, -1)
+            if dep is not None:
+                feats |= {(n, f) for f in _nonzero(dep)}
+        used.append(feats)
+    for a in range(H):
+        for b in range(a + 1, H):
+            if used[a] & used[b]:
+                facts["heads-shared"] = (
+                    f"heads {a} and {b} both read {len(used[a] & used[b])} of "
+                    "the same projected features"
+                )
+                return
