@@ -15,14 +15,20 @@ Each finding is a root cause; what it broke elsewhere is listed under it.
 """
 
 from .cli import main
+from .decode import check_decode
 from .findings import FINDINGS, SITE_URL, Finding, Kind, Report
 from .function import check_function
+from .gqa import check_gqa
 from .loader import UsageError, load_target
 from .module import check_module
+from .rope import check_rope
 
 __all__ = [
     "check_function",
     "check_module",
+    "check_rope",
+    "check_gqa",
+    "check_decode",
     "load_target",
     "main",
     "Report",

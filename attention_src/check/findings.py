@@ -155,6 +155,91 @@ KINDS = [
         "when-the-shapes-do-not-fit",
     ),
     Kind(
+        "rope-exponent",
+        "the RoPE frequencies use the wrong exponent, e.g. base ** (-i/Dh) "
+        "for base ** (-2i/Dh)",
+        "inv_freq = base ** (-torch.arange(0, Dh, 2) / Dh): the even feature "
+        "indices 2i over Dh",
+        _PAGE,
+        "rope",
+    ),
+    Kind(
+        "rope-base",
+        "the RoPE frequencies have the right form with another base",
+        "use the model's base (--base B says which one you mean)",
+        _PAGE,
+        "rope",
+    ),
+    Kind(
+        "rope-positions-ignored",
+        "RoPE turns row i by the angle of position i, whatever positions it "
+        "is given (the offset bug of cached decoding)",
+        "compute the angles from the positions argument, not torch.arange(L)",
+        _PAGE,
+        "rope",
+    ),
+    Kind(
+        "rope-layout-mix",
+        "RoPE applies the angles of one pairing layout to the pairs of the "
+        "other, so the two features of a pair turn by different angles",
+        "rotate-half pairs take torch.cat([f, f]) angles; interleaved pairs "
+        "take f.repeat_interleave(2)",
+        _PAGE,
+        "rope",
+    ),
+    Kind(
+        "gqa-kv-head",
+        "query head h reads key/value head h % G instead of h // (H / G)",
+        "repeat each key/value head in place: k.repeat_interleave(H // G, "
+        "dim=1), not k.repeat(1, H // G, 1, 1)",
+        _PAGE,
+        "gqa",
+    ),
+    Kind(
+        "decode-position-offset",
+        "a cached decoding step gives its new tokens the wrong positions "
+        "(positions restart at 0 instead of after the cached ones)",
+        "rotate the new tokens at positions cache_length .. cache_length + "
+        "L - 1",
+        _PAGE,
+        "decode",
+    ),
+    Kind(
+        "decode-rope-twice",
+        "cached keys are rotated again at a later step: RoPE applied to the "
+        "whole cache instead of the new keys only",
+        "rotate the new keys once, before they go into the cache; never "
+        "rotate what comes out of it",
+        _PAGE,
+        "decode",
+    ),
+    Kind(
+        "decode-causal-top-left",
+        "a cached step's causal mask is aligned top-left: one new query sees "
+        "only the oldest cached key",
+        "align it bottom-right, causal_mask(L, S), or use no mask for one "
+        "new query",
+        _PAGE,
+        "decode",
+    ),
+    Kind(
+        "decode-window",
+        "cached decoding is right until the cache is longer than the window, "
+        "and wrong after",
+        "keep exactly the last W keys (the new one included) and mask the "
+        "cached ones by their absolute positions",
+        _PAGE,
+        "decode",
+    ),
+    Kind(
+        "decode-cache-unbounded",
+        "with a sliding window the cache keeps growing: it should stop at W "
+        "positions per layer",
+        "drop the keys and values older than the window from the cache",
+        _PAGE,
+        "decode",
+    ),
+    Kind(
         "unexplained",
         "the output is wrong, and none of the known mistakes explains it",
         "compare your code with F.scaled_dot_product_attention step by step "

@@ -1,0 +1,324 @@
+"""Check a rotary position embedding ``rope(x, positions)`` and name the
+mistake: python -m attention_src.check my_rope.py:rope --rope
+
+RoPE is linear in ``x`` at each position, so one call on the unit vectors
+reads off the matrix ``R_p`` it applies at every position ``p``. From those
+matrices the checker reads, without knowing the code:
+
+- the pairs: which feature turns with which. Both layouts are correct:
+  ``(i, i + Dh/2)`` ("rotate half": GPT-NeoX, transformers' Llama) and
+  ``(2i, 2i + 1)`` (interleaved: the RoFormer paper, Meta's Llama);
+- the angle of every feature at every position, hence which positions were
+  used (the ones given, or ``0 .. L-1`` whatever was given) and which
+  features share an angle (the angles of one layout on the pairs of the
+  other turn the two features of a pair by different angles);
+- the frequencies ``w_i``, and the base they follow, ``w_i = b ** (-2i/Dh)``.
+
+A last call on random ``(B, H, L, Dh)`` inputs checks that the explanation
+reproduces the output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from ..checks import shape_str
+from ..rope import rope_angles, rotate_half
+from .findings import Finding, Report
+from .loader import UsageError, _binds, _check_options, _signature
+from .running import _call_quietly
+
+__all__ = []  # internal: see attention_src.check
+
+DH, L = 16, 7
+POSITIONS = (3, 1, 0, 9, 40, 2, 17)  # not 0 .. L-1; position 1 is at row 1 only
+TOL = 1e-3  # radians, and for the outputs
+
+
+def reference_rope(x, positions, *, base=10000.0, layout="half"):
+    """RoPE of ``x`` ``(..., L, Dh)`` at integer ``positions`` ``(L,)``, in
+    either layout: ``"half"`` pairs ``(i, i + Dh/2)``, ``"interleaved"``
+    pairs ``(2i, 2i + 1)``; both turn pair ``i`` by ``p * base**(-2i/Dh)``."""
+    cos, sin = rope_angles(positions, x.size(-1), base, dtype=x.dtype)
+    if layout == "half":
+        return x * cos + rotate_half(x) * sin
+    order = _interleave_order(x.size(-1), x.device)  # feature -> its half slot
+    y = x[..., order]  # interleaved pairs moved to (i, i + Dh/2)
+    y = y * cos + rotate_half(y) * sin
+    return y[..., torch.argsort(order)]
+
+
+def _interleave_order(dh: int, device) -> torch.Tensor:
+    return torch.cat([torch.arange(0, dh, 2), torch.arange(1, dh, 2)]).to(device)
+
+
+def _partners(dh: int, layout: str) -> list[int]:
+    if layout == "half":
+        return [(j + dh // 2) % dh for j in range(dh)]
+    return [j ^ 1 for j in range(dh)]
+
+
+def _pair_index(dh: int, layout: str) -> list[int]:
+    """The frequency index of each feature under ``layout``'s angles."""
+    return [j % (dh // 2) if layout == "half" else j // 2 for j in range(dh)]
+
+
+def _lower(j: int, dh: int, layout: str) -> bool:
+    return j < dh // 2 if layout == "half" else j % 2 == 0
+
+
+def _wrap(a: torch.Tensor) -> torch.Tensor:
+    return torch.remainder(a + math.pi, 2 * math.pi) - math.pi
+
+
+def _fmt(b: float) -> str:
+    """``b`` to 3 significant digits: 499999.7 -> '500000'."""
+    return (
+        f"{round(b, 2 - math.floor(math.log10(b))):.0f}" if b >= 100 else f"{b:.3g}"
+    )
+
+
+def _call(fn, x, positions):
+    """``(output, None)`` or ``(None, 'what went wrong')``."""
+    out, error = _call_quietly(fn, [x.clone(), positions.clone()])
+    if error is not None:
+        return None, f"raises {error}"
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
+        out = out[0]
+    if not isinstance(out, torch.Tensor):
+        return None, f"returned {type(out).__name__}, expected a tensor"
+    if out.shape != x.shape:
+        return None, (
+            f"returned shape {shape_str(out.shape)} for x {shape_str(x.shape)}"
+        )
+    if out.dtype != x.dtype or out.device != x.device:
+        return None, (
+            f"returned {out.dtype} on {out.device} for x {x.dtype} on {x.device}"
+        )
+    return out.detach(), None
+
+
+def _layout_of(mats: torch.Tensor) -> str | None:
+    """The pairing that the matrices ``(L, Dh, Dh)`` show, or None."""
+    dh = mats.size(-1)
+    off = mats.abs().sum(0)  # (Dh, Dh): out feature x in feature
+    off.fill_diagonal_(0)
+    if off.max() < TOL:
+        return None
+    for layout in ("half", "interleaved"):
+        partner = _partners(dh, layout)
+        outside = off.clone()
+        outside[range(dh), partner] = 0
+        if outside.max() < TOL:
+            return layout
+    return None
+
+
+def _angles(mats: torch.Tensor, layout: str) -> torch.Tensor:
+    """``(L, Dh)``: the angle each output feature turns by at each row."""
+    dh = mats.size(-1)
+    partner = _partners(dh, layout)
+    j = list(range(dh))
+    c = mats[:, j, j]
+    s = mats[:, j, partner] * torch.tensor(
+        [-1.0 if _lower(i, dh, layout) else 1.0 for i in j], device=mats.device
+    )
+    return torch.atan2(s, c), c * c + s * s
+
+
+def _explain_angles(angles, positions, dh):
+    """(angle layout, frequencies (Dh/2,), positions used) or None."""
+    given = positions.to(angles.dtype)
+    ignored = torch.arange(len(positions), dtype=angles.dtype, device=angles.device)
+    for used, pos in (("given", given), ("ignored", ignored)):
+        row = int((pos == 1).nonzero()[0])  # the row at position 1
+        for layout in ("half", "interleaved"):
+            index = torch.tensor(_pair_index(dh, layout), device=angles.device)
+            freq = torch.zeros(dh // 2, dtype=angles.dtype, device=angles.device)
+            freq[index] = angles[row]  # the last writer wins; checked below
+            predicted = pos[:, None] * freq[index]  # (L, Dh)
+            if _wrap(predicted - angles).abs().max() < TOL:
+                return layout, freq, used
+    return None
+
+
+def _fit_base(freq: torch.Tensor, dh: int) -> float | None:
+    """``b`` with ``freq[i] == b ** (-2i / Dh)`` for every ``i``, or None."""
+    if abs(float(freq[0]) - 1) > TOL or (freq[1:] <= 0).any():
+        return None
+    i = torch.arange(1, dh // 2, dtype=freq.dtype, device=freq.device)
+    log_b = float((-freq[1:].log() * dh / (2 * i)).mean())
+    fitted = torch.exp(-2 * torch.arange(dh // 2, device=freq.device) / dh * log_b)
+    if (fitted - freq).abs().max() > TOL:
+        return None
+    return math.exp(log_b)
+
+
+def check_rope(
+    fn: Callable,
+    *,
+    base: float = 10000.0,
+    device: torch.device | str | None = None,
+    name: str | None = None,
+) -> Report:
+    """Check ``fn(x, positions)``, rotary position embedding, against RoPE.
+
+    ``x`` is ``(..., L, Dh)`` (the checker passes 4-D ``(B, H, L, Dh)``)
+    and ``positions`` an integer ``(L,)``, not ``0 .. L-1``. Either pairing
+    layout is correct; the report says which it found. Findings:
+    ``rope-exponent``, ``rope-base``, ``rope-positions-ignored``,
+    ``rope-layout-mix``, ``shape`` and ``unexplained``.
+
+    Args:
+        fn: the function; it is called, so it must be code you trust.
+        base: the base the frequencies should follow (10000 in the paper).
+        device: where to run; cuda if available, else cpu.
+        name: what to call ``fn`` in the report.
+
+    Raises:
+        TypeError: ``fn`` is not callable.
+        UsageError: (a ``ValueError``) ``fn`` cannot take ``(x, positions)``,
+            or a bad ``base`` or device.
+    """
+    device = _check_options("auto", device)
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or base <= 1:
+        raise UsageError(f"base must be a number > 1, got {base!r}")
+    sig = _signature(fn)
+    label = name or getattr(fn, "__name__", "rope")
+    if sig is not None and not _binds(sig, 1, 2):
+        raise UsageError(f"{label}{sig} cannot be called as {label}(x, positions)")
+    positions = torch.tensor(POSITIONS, device=device)
+    g = torch.Generator(device=device).manual_seed(0)
+    x = torch.randn(2, 3, L, DH, generator=g, device=device)
+    checks = [f"x {shape_str(x.shape)}, positions {list(POSITIONS)}"]
+    basis = torch.eye(DH, device=device)[:, None, None, :].expand(DH, 1, L, DH)
+    checks.append(f"x {shape_str(basis.shape)}: every unit vector at every row")
+    rows, error = _call(fn, basis.contiguous(), positions)
+    out, error2 = _call(fn, x, positions)
+    report = Report(label, [], None, checks)
+    if error or error2:
+        report.findings.append(Finding("shape", f"{label} {error or error2}"))
+        return report
+    mats = rows[:, 0].permute(1, 2, 0)  # (L, out feature, in feature)
+    found = _diagnose(mats, positions, base, DH)
+    if isinstance(found, Finding):
+        report.findings.append(found)
+        return report
+    pairs, angle_layout, freq, used, fitted = found
+    if angle_layout == pairs:  # a true rotation: check it reproduces x
+        expected = reference_rope(
+            x, positions if used == "given" else torch.arange(L, device=device),
+            base=fitted or base, layout=pairs,
+        )  # fmt: skip
+        if fitted and not _matches(out, expected):
+            report.findings.append(
+                Finding(
+                    "unexplained",
+                    "each unit vector turns as RoPE does, but the output for "
+                    f"x {shape_str(x.shape)} is not the sum of those turns "
+                    "(it mixes positions, heads or examples)",
+                )
+            )
+            return report
+    report.notes.append(f"pairs found: {_LAYOUTS[pairs]}")
+    report.findings += _findings(pairs, angle_layout, freq, used, fitted, base)
+    report.decided_by = (
+        f"the rotation {label} applies at each of {L} positions, read from "
+        f"its output for the {DH} unit vectors"
+    )
+    return report
+
+
+_LAYOUTS = {
+    "half": "(i, i + Dh/2), rotate-half (GPT-NeoX, transformers' Llama)",
+    "interleaved": "(2i, 2i + 1), interleaved (RoFormer, Meta's Llama)",
+}
+
+
+_PAIRS = {"half": "(i, i + Dh/2)", "interleaved": "(2i, 2i + 1)"}
+
+
+def _matches(a, b) -> bool:
+    return bool(torch.allclose(a, b, atol=TOL, rtol=TOL))
+
+
+def _diagnose(mats, positions, base, dh):
+    pairs = _layout_of(mats)
+    if pairs is None:
+        return Finding(
+            "unexplained",
+            "the output is not a rotation of pairs of features (i, i + Dh/2) "
+            "or (2i, 2i + 1) of x",
+        )
+    angles, norms = _angles(mats, pairs)
+    if (norms - 1).abs().max() > 10 * TOL:
+        return Finding(
+            "unexplained",
+            f"pairs {pairs} found, but the lengths of x change (a rotation "
+            "keeps them): cos and sin of different angles, or a scale",
+        )
+    explained = _explain_angles(angles, positions, dh)
+    if explained is None:
+        return Finding(
+            "unexplained",
+            "the angles are not position x frequency, for the positions given "
+            "nor for 0 .. L-1",
+        )
+    angle_layout, freq, used = explained
+    return pairs, angle_layout, freq, used, _fit_base(freq, dh)
+
+
+def _findings(pairs, angle_layout, freq, used, fitted, base) -> list[Finding]:
+    findings = []
+    if used == "ignored":
+        findings.append(
+            Finding(
+                "rope-positions-ignored",
+                f"given positions {list(POSITIONS)}, row i turns by the angle "
+                "of position i: the positions 0 .. L-1 are used instead",
+            )
+        )
+    if angle_layout != pairs:
+        findings.append(
+            Finding(
+                "rope-layout-mix",
+                f"the features turn in pairs {_PAIRS[pairs]}, "
+                f"but by the angles of the {angle_layout} layout: the two "
+                "features of a pair turn by different angles",
+            )
+        )
+    if fitted is None:
+        shown = ", ".join(f"{float(f):.3g}" for f in freq[:4])
+        findings.append(
+            Finding(
+                "unexplained",
+                f"the frequencies ({shown}, ...) do not follow b ** (-2i / Dh) "
+                "for any base b",
+            )
+        )
+    elif abs(math.log(fitted / base)) > 1e-3:
+        ratio = math.log(fitted) / math.log(base)
+        if abs(ratio - 0.5) < 1e-3 or abs(ratio - 2) < 1e-3:
+            wrong = "i/Dh" if ratio < 1 else "4i/Dh"
+            findings.append(
+                Finding(
+                    "rope-exponent",
+                    f"the frequencies are base ** (-{wrong}), not base ** "
+                    f"(-2i/Dh) (as if the base were {_fmt(fitted)} instead of "
+                    f"{_fmt(base)})",
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    "rope-base",
+                    f"the frequencies follow base ** (-2i/Dh) with base "
+                    f"{_fmt(fitted)}, not {_fmt(base)}",
+                )
+            )
+    return findings
