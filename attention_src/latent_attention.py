@@ -16,12 +16,13 @@ keys never need rebuilding. A rotation between ``W_UK`` and ``c`` would depend
 on the key's position and could not move; so the position goes into a few
 extra features of their own, rotated after the projection, and only those.
 
-The layer computes both ways: ``absorb=False`` rebuilds every head's keys and
-values from the cached latents and runs ordinary attention;
-``absorb=True`` folds ``W_UK`` into the query and applies the value
-up-projection ``W_UV`` after the weighted sum, so the attention itself runs
-over the latents: one key head of width ``kv_lora_rank + qk_rope_head_dim``
-shared by every query head, multi-query attention in disguise.
+:func:`latent_attention` computes both ways: the plain one rebuilds every
+head's keys and values from the cached latents (``W_UK``, ``W_UV``: the
+layer's ``k_up`` and ``v_up``, one matrix per head) and runs ordinary
+attention; the absorbed one folds ``W_UK`` into the query and applies
+``W_UV`` after the weighted sum, so the attention itself runs over the
+latents: one key head of width ``kv_lora_rank + qk_rope_head_dim`` shared by
+every query head, multi-query attention in disguise.
 
 The RoPE layout is the interleaved one DeepSeek uses (neighbouring features
 pair up, :func:`~attention_src.rope.rotate_pairs`). The sizes keep the names of
@@ -42,6 +43,7 @@ from .checks import (
     check_mask,
     check_ndim,
     check_positive_int,
+    check_same_dtype_device,
     check_tensor,
     shape_str,
 )
@@ -50,7 +52,111 @@ from .rmsnorm import RMSNorm
 from .rope import RotaryEmbedding, rope_rotate
 from .scaled_dot_product import scaled_dot_product_attention
 
-__all__ = ["MultiHeadLatentAttention"]
+__all__ = ["latent_attention", "MultiHeadLatentAttention"]
+
+
+def _check_latent(q_nope, q_rope, latent, k_rope, k_up, v_up, mask) -> None:
+    legends = (
+        ("q_nope", q_nope, "(B, H, L, Dn)"),
+        ("q_rope", q_rope, "(B, H, L, Dr)"),
+        ("latent", latent, "(B, 1, S, Dc)"),
+        ("k_rope", k_rope, "(B, 1, S, Dr)"),
+        ("k_up", k_up, "(H, Dn, Dc)"),
+        ("v_up", v_up, "(H, Dv, Dc)"),
+    )
+    for name, t, legend in legends:
+        check_floating(name, t)
+        check_ndim(name, t, legend.count(",") + 1, legend, batch_hint=False)
+    check_same_dtype_device(**{name: t for name, t, _ in legends})
+    B, H, L, Dn = q_nope.shape
+    S, Dc = latent.size(2), latent.size(3)
+    expected = {
+        "q_rope": (B, H, L, q_rope.size(3)),
+        "latent": (B, 1, S, Dc),
+        "k_rope": (B, 1, S, q_rope.size(3)),
+        "k_up": (H, Dn, Dc),
+        "v_up": (H, v_up.size(1), Dc),
+    }
+    for name, t, legend in legends[1:]:
+        if tuple(t.shape) != expected[name]:
+            shapes = ", ".join(f"{n} {shape_str(x.shape)}" for n, x, _ in legends)
+            raise ValueError(
+                f"{name} must be {legend} = {shape_str(expected[name])} to fit "
+                f"the others, got {shape_str(t.shape)} ({shapes})"
+            )
+    if mask is not None:
+        _check_heads_mask(mask, (B, H, L, S))
+
+
+def _check_heads_mask(mask, scores_shape) -> None:
+    """A mask for multi-head scores ``(B, H, L, S)``: no 3-D masks."""
+    check_tensor("mask", mask)
+    if mask.dim() == 3:
+        raise ValueError(
+            f"a 3-D mask {shape_str(mask.shape)} is ambiguous for multi-head "
+            "scores (B, H, L, S); for a per-example mask (B, L, S) pass "
+            "mask[:, None] to get (B, 1, L, S)"
+        )
+    check_mask(mask, scores_shape, "(B, H, L, S)")
+
+
+# --8<-- [start:latent_attention]
+def latent_attention(
+    q_nope: torch.Tensor,
+    q_rope: torch.Tensor,
+    latent: torch.Tensor,
+    k_rope: torch.Tensor,
+    k_up: torch.Tensor,
+    v_up: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    scale: float | None = None,
+    absorb: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention of ``H`` query heads over keys and values kept as latents.
+
+    Head ``h``'s key of token ``j`` is ``[k_up[h] @ c_j, k_rope_j]`` and its
+    value ``v_up[h] @ c_j``, with ``c_j`` the latent of token ``j``. The
+    plain way builds them; the absorbed way (``absorb=True``) never does:
+    ``q . (k_up c) = (k_up^T q) . c``, and a weighted sum of values is
+    ``v_up`` times the weighted sum of latents. The same result.
+
+    Args:
+        q_nope: the content part of the queries ``(B, H, L, Dn)``.
+        q_rope: their rotary part, rotated ``(B, H, L, Dr)``.
+        latent: the latents ``(B, 1, S, Dc)``, one per token.
+        k_rope: the rotary key of each token, rotated, shared by all heads
+            ``(B, 1, S, Dr)``.
+        k_up: the key up-projection of each head ``(H, Dn, Dc)``.
+        v_up: the value up-projection of each head ``(H, Dv, Dc)``.
+        mask: bool (True = may attend) or float (added), broadcastable to
+            ``(B, H, L, S)``.
+        scale: multiplies the scores; ``1 / sqrt(Dn + Dr)`` by default, the
+            width of a query in the plain way (in both ways).
+        absorb: attend over the latents directly.
+
+    Returns:
+        ``(out (B, H, L, Dv), weights (B, H, L, S))``.
+    """
+    _check_latent(q_nope, q_rope, latent, k_rope, k_up, v_up, mask)
+    H, Dr = q_nope.size(1), q_rope.size(-1)
+    scale = 1.0 / math.sqrt(q_nope.size(-1) + Dr) if scale is None else scale
+    if not absorb:  # the plain way: every head's keys and values, rebuilt
+        k_nope = latent @ k_up.transpose(-2, -1)  # (B, H, S, Dn)
+        v = latent @ v_up.transpose(-2, -1)  # (B, H, S, Dv)
+        k = torch.cat(
+            [k_nope, k_rope.expand(-1, H, -1, -1)], dim=-1
+        )  # (B,H,S,Dn+Dr)
+        q = torch.cat([q_nope, q_rope], dim=-1)  # (B, H, L, Dn + Dr)
+        return scaled_dot_product_attention(q, k, v, mask, scale=scale)
+    # absorbed: k_up moves to the query, and v_up after the weighted sum
+    q = torch.cat([q_nope @ k_up, q_rope], dim=-1)  # (B, H, L, Dc + Dr)
+    k = torch.cat([latent, k_rope], dim=-1)  # (B, 1, S, Dc + Dr): one key head
+    out, weights = scaled_dot_product_attention(q, k, latent, mask, scale=scale)
+    return out @ v_up.transpose(-2, -1), weights  # (B, H, L, Dv), (B, H, L, S)
+
+
+# --8<-- [end:latent_attention]
 
 
 # --8<-- [start:mla_module]
@@ -75,6 +181,10 @@ class MultiHeadLatentAttention(nn.Module):
         eps: of the two RMSNorms (latent and compressed query).
         bias: whether the projections that read ``x``, and ``o_proj``, have a
             bias (the up-projections never do).
+
+    The key and value up-projections are one matrix per head, ``k_up``
+    ``(H, Dn, Dc)`` and ``v_up`` ``(H, Dv, Dc)`` (the paper's ``W_UK`` and
+    ``W_UV``), so that both ways of :func:`latent_attention` can use them.
 
     ``forward(x, mask=None, *, rope=None, positions=None, cache=None, layer=0,
     absorb=False)``: ``x`` is ``(B, L, D)``. As in every layer of the
@@ -123,7 +233,6 @@ class MultiHeadLatentAttention(nn.Module):
         self.qk_rope_head_dim = qk_rope_head_dim
         self.v_head_dim = v_head_dim
         H, Dn, Dr, Dv = num_heads, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
-        self.scale = 1.0 / math.sqrt(Dn + Dr)  # a query is Dn + Dr wide
         # queries: D -> (compressed, normalised ->) H heads of Dn + Dr
         if q_lora_rank is None:
             self.q_proj = nn.Linear(d_model, H * (Dn + Dr), bias=False)
@@ -134,7 +243,11 @@ class MultiHeadLatentAttention(nn.Module):
         # keys and values: D -> the latent Dc -> H heads of Dn (keys) and Dv
         self.kv_down = nn.Linear(d_model, kv_lora_rank, bias=bias)
         self.kv_norm = RMSNorm(kv_lora_rank, eps)
-        self.kv_up = nn.Linear(kv_lora_rank, H * (Dn + Dv), bias=False)
+        self.k_up = nn.Parameter(torch.empty(H, Dn, kv_lora_rank))  # W_UK per head
+        self.v_up = nn.Parameter(torch.empty(H, Dv, kv_lora_rank))  # W_UV per head
+        bound = 1.0 / math.sqrt(kv_lora_rank)  # as nn.Linear initialises a weight
+        nn.init.uniform_(self.k_up, -bound, bound)
+        nn.init.uniform_(self.v_up, -bound, bound)
         # the rotary key: D -> Dr, one for all heads
         self.k_rope_proj = nn.Linear(d_model, Dr, bias=bias)
         self.o_proj = nn.Linear(H * Dv, d_model, bias=bias)
@@ -168,8 +281,9 @@ class MultiHeadLatentAttention(nn.Module):
         # 4) the cache keeps these two: Dc + Dr numbers per token
         if cache is not None:
             latent, k_rope = cache.append(layer, latent, k_rope)  # S = cached + L
-        attend = self._attend_absorbed if absorb else self._attend
-        out, weights = attend(q_nope, q_rope, latent, k_rope, mask)  # (B,H,L,Dv)
+        # 5) attention over the latents, the plain or the absorbed way
+        kv = (latent, k_rope, self.k_up, self.v_up)  # what K and V come from
+        out, weights = latent_attention(q_nope, q_rope, *kv, mask, absorb=absorb)
         out = out.transpose(1, 2).reshape(B, L, -1)  # (B, L, H * Dv)
         return self.o_proj(out), weights  # (B, L, D), (B, H, L, S)
 
@@ -180,36 +294,6 @@ class MultiHeadLatentAttention(nn.Module):
         return self.q_up(self.q_norm(self.q_down(x)))  # through q_lora_rank
 
     # --8<-- [end:mla_module]
-
-    # --8<-- [start:mla_attend]
-    def _attend(self, q_nope, q_rope, latent, k_rope, mask):
-        """The plain way: rebuild every head's keys and values from the
-        latents, then ordinary multi-head attention."""
-        B, H, _, _ = q_nope.shape
-        S = latent.size(2)
-        Dn, Dr, Dv = self.qk_nope_head_dim, self.qk_rope_head_dim, self.v_head_dim
-        kv = self.kv_up(latent).view(B, S, H, Dn + Dv).transpose(1, 2)  # (B,H,S,.)
-        k_nope, v = kv.split([Dn, Dv], dim=-1)  # (B, H, S, Dn), (B, H, S, Dv)
-        k = torch.cat([k_nope, k_rope.expand(B, H, S, Dr)], dim=-1)  # (B,H,S,Dn+Dr)
-        q = torch.cat([q_nope, q_rope], dim=-1)  # (B, H, L, Dn + Dr)
-        return scaled_dot_product_attention(q, k, v, mask, scale=self.scale)
-
-    def _attend_absorbed(self, q_nope, q_rope, latent, k_rope, mask):
-        """The absorbed way: ``q_nope . (W_UK c) = (q_nope W_UK) . c`` and
-        ``sum_j w_j W_UV c_j = W_UV sum_j w_j c_j``: attention runs over the
-        latents themselves, one key head shared by all query heads."""
-        H, Dn, Dv = self.num_heads, self.qk_nope_head_dim, self.v_head_dim
-        w = self.kv_up.weight.view(H, Dn + Dv, self.kv_lora_rank)  # (H, Dn+Dv, Dc)
-        w_uk, w_uv = w.split([Dn, Dv], dim=1)  # (H, Dn, Dc), (H, Dv, Dc)
-        q = torch.cat([q_nope @ w_uk, q_rope], dim=-1)  # (B, H, L, Dc + Dr)
-        k = torch.cat([latent, k_rope], dim=-1)  # (B, 1, S, Dc + Dr)
-        # the scale of the plain way (width Dn + Dr), not of this width
-        out, weights = scaled_dot_product_attention(
-            q, k, latent, mask, scale=self.scale
-        )  # out (B, H, L, Dc): a weighted sum of latents
-        return out @ w_uv.transpose(-2, -1), weights  # (B, H, L, Dv)
-
-    # --8<-- [end:mla_attend]
 
     def _check_input(self, x, mask, rope, positions, cache, layer, absorb):
         check_floating("x", x)
@@ -247,14 +331,7 @@ class MultiHeadLatentAttention(nn.Module):
         if mask is not None:  # checked before the cache grows
             B, L = x.shape[:2]
             S = L + (cache.layer_length(layer) if cache is not None else 0)
-            check_tensor("mask", mask)
-            if mask.dim() == 3:
-                raise ValueError(
-                    f"a 3-D mask {shape_str(mask.shape)} is ambiguous for "
-                    "multi-head scores (B, H, L, S); for a per-example mask "
-                    "(B, L, S) pass mask[:, None] to get (B, 1, L, S)"
-                )
-            check_mask(mask, (B, self.num_heads, L, S), "(B, H, L, S)")
+            _check_heads_mask(mask, (B, self.num_heads, L, S))
         if not isinstance(absorb, bool):
             raise TypeError(f"absorb must be True or False, got {absorb!r}")
 
@@ -304,11 +381,14 @@ class MultiHeadLatentAttention(nn.Module):
             bias=bool(config.attention_bias),
         )
         kv_a = layer.kv_a_proj_with_mqa  # (Dc + Dr, D): the latent, then k_rope
+        H, Dn = config.num_attention_heads, config.qk_nope_head_dim
+        kv_b = layer.kv_b_proj.weight.view(H, -1, Dc)  # (H, Dn + Dv, Dc), per head
         pairs = [
             (ours.kv_down.weight, kv_a.weight[:Dc]),
             (ours.k_rope_proj.weight, kv_a.weight[Dc:]),
             (ours.kv_norm.weight, layer.kv_a_layernorm.weight),
-            (ours.kv_up.weight, layer.kv_b_proj.weight),
+            (ours.k_up, kv_b[:, :Dn]),  # (H, Dn, Dc)
+            (ours.v_up, kv_b[:, Dn:]),  # (H, Dv, Dc)
             (ours.o_proj.weight, layer.o_proj.weight),
         ]
         if config.q_lora_rank is None:

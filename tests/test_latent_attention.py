@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from attention_src.kv_cache import KVCache
-from attention_src.latent_attention import MultiHeadLatentAttention
+from attention_src.latent_attention import MultiHeadLatentAttention, latent_attention
 from attention_src.masks import causal_mask
 from attention_src.rope import RotaryEmbedding
 
@@ -153,6 +153,67 @@ def test_absorbed_equals_plain(device, randn, dtype, tol, q_lora_rank):
     assert (plain[1] - mla(x, positions=positions)[0][1]).abs().max() > 1e-3  # it masks
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_latent_attention_equals_attention_over_rebuilt_keys_and_values(device, randn, dtype):
+    """The function on its own: both ways equal SDPA over the keys [k_up c, k_rope] and
+    values v_up c built by hand, head by head, with the default scale 1/sqrt(Dn + Dr)."""
+    Bn, Hn, L, S, Dn, Dr, Dc, Dv = 2, 3, 4, 6, 5, 4, 7, 3
+    q_nope, q_rope = randn(Bn, Hn, L, Dn, dtype=dtype), randn(Bn, Hn, L, Dr, dtype=dtype)
+    latent, k_rope = randn(Bn, 1, S, Dc, dtype=dtype), randn(Bn, 1, S, Dr, dtype=dtype)
+    k_up, v_up = randn(Hn, Dn, Dc, dtype=dtype), randn(Hn, Dv, Dc, dtype=dtype)
+    mask = causal_mask(L, S, device=device)
+    keys, values = [], []
+    for h in range(Hn):
+        keys.append(torch.cat([latent[:, 0] @ k_up[h].T, k_rope[:, 0]], dim=-1))  # (B, S, .)
+        values.append(latent[:, 0] @ v_up[h].T)  # (B, S, Dv)
+    q = torch.cat([q_nope, q_rope], dim=-1)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        q, torch.stack(keys, 1), torch.stack(values, 1), attn_mask=mask
+    )
+    tol = dict(atol=1e-10, rtol=1e-10) if dtype == torch.float64 else {}
+    for absorb in (False, True):
+        out, weights = latent_attention(
+            q_nope, q_rope, latent, k_rope, k_up, v_up, mask, absorb=absorb
+        )
+        assert out.shape == (Bn, Hn, L, Dv) and weights.shape == (Bn, Hn, L, S)
+        torch.testing.assert_close(out, expected, **tol)
+    half, _ = latent_attention(q_nope, q_rope, latent, k_rope, k_up, v_up, mask, scale=0.5)
+    assert (half - expected).abs().max() > 1e-3  # the scale is passed on
+
+
+def test_latent_attention_errors(device, randn):
+    q_nope, q_rope = randn(2, 3, 4, 5), randn(2, 3, 4, 4)
+    latent, k_rope = randn(2, 1, 6, 7), randn(2, 1, 6, 4)
+    k_up, v_up = randn(3, 5, 7), randn(3, 2, 7)
+    args = [q_nope, q_rope, latent, k_rope, k_up, v_up]
+
+    def call(**changed):
+        names = ["q_nope", "q_rope", "latent", "k_rope", "k_up", "v_up"]
+        given = [changed.pop(n, a) for n, a in zip(names, args, strict=True)]
+        return latent_attention(*given, **changed)
+
+    with pytest.raises(
+        ValueError, match=r"k_up must be \(H, Dn, Dc\) = \(3, 5, 7\) .* got \(3, 5, 6\)"
+    ):
+        call(k_up=randn(3, 5, 6))
+    with pytest.raises(ValueError, match=r"latent must be \(B, 1, S, Dc\) = \(2, 1, 6, 7\)"):
+        call(latent=randn(2, 3, 6, 7))
+    with pytest.raises(ValueError, match=r"k_rope must be \(B, 1, S, Dr\) = \(2, 1, 6, 4\)"):
+        call(k_rope=randn(2, 1, 5, 4))
+    with pytest.raises(ValueError, match=r"q_rope must be \(B, H, L, Dr\) = \(2, 3, 4, 4\)"):
+        call(q_rope=randn(2, 3, 5, 4))
+    with pytest.raises(ValueError, match=r"v_up must be 3-D \(H, Dv, Dc\), got 2-D"):
+        call(v_up=randn(2, 7))
+    with pytest.raises(TypeError, match="q_nope and k_up must have the same dtype"):
+        call(k_up=k_up.double())
+    with pytest.raises(TypeError, match="latent must be a floating-point tensor"):
+        call(latent=latent.long())
+    with pytest.raises(ValueError, match="is ambiguous"):
+        call(mask=torch.ones(2, 4, 6, dtype=torch.bool, device=device))
+    with pytest.raises(ValueError, match=r"does not broadcast .* = \(2, 3, 4, 6\)"):
+        call(mask=torch.ones(4, 5, dtype=torch.bool, device=device))
+
+
 def test_only_distances_count_and_order_is_seen(device, randn):
     """Moving every token by the same number of positions changes nothing (only
     distances count); without the rotary part the layer would not see order at all,
@@ -174,9 +235,8 @@ def test_sizes_of_the_projections_and_what_the_cache_holds(device, randn):
     mla = MultiHeadLatentAttention(D, H, **SIZES)
     assert mla.q_down.weight.shape == (12, D) and mla.q_up.weight.shape == (H * 12, 12)
     assert mla.kv_down.weight.shape == (16, D) and mla.k_rope_proj.weight.shape == (4, D)
-    assert mla.kv_up.weight.shape == (H * (8 + 6), 16)
-    assert mla.o_proj.weight.shape == (D, H * 6) and mla.kv_up.bias is None
-    assert mla.scale == pytest.approx((8 + 4) ** -0.5)
+    assert mla.k_up.shape == (H, 8, 16) and mla.v_up.shape == (H, 6, 16)
+    assert mla.o_proj.weight.shape == (D, H * 6)
     direct = MultiHeadLatentAttention(D, H, **{**SIZES, "q_lora_rank": None})
     assert direct.q_proj.weight.shape == (H * 12, D) and not hasattr(direct, "q_down")
     assert "kv_lora_rank=16" in repr(mla)
