@@ -70,7 +70,11 @@ from .kv_cache import (
     count_kv_projections,
     kv_cache_bytes_per_token,
 )
-from .latent_attention import MultiHeadLatentAttention, latent_attention
+from .latent_attention import (
+    MultiHeadLatentAttention,
+    latent_attention,
+    latent_cache_bytes_per_token,
+)
 from .masks import causal_mask, document_mask, padding_mask, prefix_lm_mask
 from .models import load_minilm, load_smollm2
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
@@ -222,6 +226,7 @@ __all__ = [
     # latent attention (MLA): the chapter to come
     "latent_attention",
     "MultiHeadLatentAttention",
+    "latent_cache_bytes_per_token",
 ]
 
 __version__ = "0.1.0"

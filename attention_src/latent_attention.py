@@ -52,7 +52,11 @@ from .rmsnorm import RMSNorm
 from .rope import RotaryEmbedding, rope_rotate
 from .scaled_dot_product import scaled_dot_product_attention
 
-__all__ = ["latent_attention", "MultiHeadLatentAttention"]
+__all__ = [
+    "latent_attention",
+    "MultiHeadLatentAttention",
+    "latent_cache_bytes_per_token",
+]
 
 
 def _check_latent(q_nope, q_rope, latent, k_rope, k_up, v_up, mask) -> None:
@@ -433,3 +437,27 @@ def _check_sizes(**sizes) -> None:
             f"qk_rope_head_dim must be even, got {sizes['qk_rope_head_dim']}: "
             "RoPE turns the rotary features in pairs"
         )
+
+
+def latent_cache_bytes_per_token(
+    num_layers: int,
+    kv_lora_rank: int,
+    qk_rope_head_dim: int,
+    bytes_per_element: int,
+) -> int:
+    """Bytes the cache of a :class:`MultiHeadLatentAttention` model holds per
+    token: the latent and the rotary key, every layer,
+    ``num_layers * (kv_lora_rank + qk_rope_head_dim) * bytes_per_element``.
+
+    Whatever the number of heads: next to
+    :func:`~attention_src.kv_cache.kv_cache_bytes_per_token` of multi-head
+    and grouped-query attention, whose cache grows with the heads.
+    """
+    for name, value in (
+        ("num_layers", num_layers),
+        ("kv_lora_rank", kv_lora_rank),
+        ("qk_rope_head_dim", qk_rope_head_dim),
+        ("bytes_per_element", bytes_per_element),
+    ):
+        check_positive_int(name, value)
+    return num_layers * (kv_lora_rank + qk_rope_head_dim) * bytes_per_element

@@ -11,7 +11,11 @@ import pytest
 import torch
 
 from attention_src.kv_cache import KVCache
-from attention_src.latent_attention import MultiHeadLatentAttention, latent_attention
+from attention_src.latent_attention import (
+    MultiHeadLatentAttention,
+    latent_attention,
+    latent_cache_bytes_per_token,
+)
 from attention_src.masks import causal_mask
 from attention_src.rope import RotaryEmbedding
 
@@ -240,6 +244,23 @@ def test_sizes_of_the_projections_and_what_the_cache_holds(device, randn):
     direct = MultiHeadLatentAttention(D, H, **{**SIZES, "q_lora_rank": None})
     assert direct.q_proj.weight.shape == (H * 12, D) and not hasattr(direct, "q_down")
     assert "kv_lora_rank=16" in repr(mla)
+
+
+def test_cache_bytes_per_token(device, randn):
+    """What a cache holds after a forward through three layers: per token and layer
+    the latent and the rotary key, whatever the number of heads."""
+    for num_heads in (1, 4, 8):
+        layers = [MultiHeadLatentAttention(D, num_heads, **SIZES).to(device) for _ in range(3)]
+        cache, x = KVCache(3), randn(2, 5, D)
+        with torch.no_grad():
+            for i, layer in enumerate(layers):
+                layer(x, positions=torch.arange(5, device=device), cache=cache, layer=i)
+        held = sum(t.numel() * t.element_size() for stored in cache.layers for t in stored)
+        assert held == 2 * 5 * latent_cache_bytes_per_token(3, 16, 4, x.element_size())
+    with pytest.raises(ValueError, match="kv_lora_rank must be positive, got 0"):
+        latent_cache_bytes_per_token(3, 0, 4, 2)
+    with pytest.raises(TypeError, match="bytes_per_element must be an int"):
+        latent_cache_bytes_per_token(3, 16, 4, 2.0)
 
 
 def test_from_transformers_errors():
