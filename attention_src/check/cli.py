@@ -188,12 +188,25 @@ def _check_decoder_piece(args, target, name):
         raise UsageError("--seq-first applies to --module only")
     if args.rope:
         base = 10000.0 if args.base is None else args.base
-        return check_rope(target, base=base, device=args.device, name=name)
+        return check_rope(
+            target,
+            base=base,
+            device=args.device,
+            name=name,
+            call_limit=args.call_limit,
+        )
     if args.gqa:
         return check_gqa(
             target,
             mask_convention=args.mask_convention,
             device=args.device,
             name=name,
+            call_limit=args.call_limit,
         )
-    return check_decode(target, window=args.window, device=args.device, name=name)
+    return check_decode(
+        target,
+        window=args.window,
+        device=args.device,
+        name=name,
+        call_limit=args.call_limit,
+    )

@@ -56,7 +56,7 @@ import torch
 from ..checks import shape_str
 from .findings import Finding, Report
 from .loader import UsageError, _binds, _check_options, _signature
-from .running import _call_quietly
+from .running import _call_quietly, _Timeout
 
 __all__ = []  # internal: see attention_src.check
 
@@ -68,8 +68,10 @@ class _AdapterError(Exception):
     """A call of the adapter raised or returned something unusable."""
 
 
-def _call(fn, tokens, cache, what):
-    result, error = _call_quietly(fn, [tokens, cache])
+def _call(fn, tokens, cache, what, limit=None):
+    result, error = _call_quietly(
+        fn, [tokens, cache], what=f"{what} of decode", limit=limit
+    )
     if error is not None:
         raise _AdapterError(f"{what} raises {error}")
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -108,10 +110,10 @@ def _elements(obj, seen=None, depth=0) -> int:
 def _stepwise(fn, tokens, prefill: int, stop: int):
     """Outputs ``{t: (B, ...)}`` of one-token steps ``prefill .. stop - 1``
     after reading ``tokens[:, :prefill]``, and the cache sizes after each."""
-    _, cache = _call(fn, tokens[:, :prefill], None, f"the prefill of {prefill}")
+    _, cache = fn(tokens[:, :prefill], None, f"the prefill of {prefill}")
     outs, sizes = {}, {prefill - 1: _elements(cache)}
     for t in range(prefill, stop):
-        out, cache = _call(fn, tokens[:, t : t + 1], cache, f"step {t}")
+        out, cache = fn(tokens[:, t : t + 1], cache, f"step {t}")
         outs[t], sizes[t] = out[:, -1], _elements(cache)
     return outs, sizes
 
@@ -126,6 +128,7 @@ def check_decode(
     window: int | None = None,
     device: torch.device | str | None = None,
     name: str | None = None,
+    call_limit: float | None = None,
 ) -> Report:
     """Check the cached decoding of ``fn(tokens, cache) -> (out, cache)``
     (see the module's docstring) against a full recompute at every step.
@@ -137,6 +140,7 @@ def check_decode(
         device: where the token ids are made (the adapter's model must be
             there too); cpu by default.
         name: what to call ``fn`` in the report.
+        call_limit: seconds one call may take (default 10).
 
     Returns:
         A ``Report`` whose findings are among ``decode-position-offset``,
@@ -167,19 +171,23 @@ def check_decode(
         f"{total - 1} steps of one token, each against the full recompute"
     ]
     report = Report(label, [], None, checks)
+
+    def call(tokens, cache, what):  # the adapter, checked and time-limited
+        return _call(fn, tokens, cache, what, call_limit)
+
     try:
-        report.findings += _diagnose(fn, tokens, window, report)
+        report.findings += _diagnose(call, tokens, window, report)
     except _AdapterError as error:
         report.findings.append(Finding("shape", str(error)))
+    except _Timeout as timeout:
+        raise UsageError(str(timeout)) from None
     return report
 
 
 def _diagnose(fn, tokens, window, report) -> list[Finding]:
     total = tokens.size(1)
     full = {
-        t: _call(fn, tokens[:, : t + 1], None, f"the full recompute of {t + 1}")[0][
-            :, -1
-        ]
+        t: fn(tokens[:, : t + 1], None, f"the full recompute of {t + 1}")[0][:, -1]
         for t in range(1, total)
     }
     outs, sizes = _stepwise(fn, tokens, 1, total)
@@ -249,7 +257,7 @@ def _reads_only_the_oldest(fn, tokens, full) -> bool:
         return False
     other = tokens.clone()
     other[:, 1] = (tokens[:, 1] + 1) % VOCAB
-    full_other = _call(fn, other[:, :3], None, "the full recompute of 3")[0][:, -1]
+    full_other = fn(other[:, :3], None, "the full recompute of 3")[0][:, -1]
     if _close(full_other, full[2]):
         return False  # the model itself ignores token 1 at step 2
     a, _ = _stepwise(fn, tokens, 1, 3)

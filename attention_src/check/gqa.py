@@ -27,8 +27,13 @@ import torch.nn.functional as F
 from ..checks import shape_str
 from .findings import Finding, Report
 from .function import check_function
-from .loader import _accepts_is_causal, _check_function_signature, _check_options
-from .running import _call_quietly
+from .loader import (
+    UsageError,
+    _accepts_is_causal,
+    _check_function_signature,
+    _check_options,
+)
+from .running import _call_quietly, _Timeout
 
 __all__ = []  # internal: see attention_src.check
 
@@ -79,7 +84,7 @@ def _out(result):
     return result if isinstance(result, torch.Tensor) else None
 
 
-def _grouping(fn, device) -> tuple[list[Finding], list[str], list[str]]:
+def _grouping(fn, device, limit=None) -> tuple[list[Finding], list[str], list[str]]:
     """The mapping findings, the inputs used, and notes."""
     g = torch.Generator(device=device).manual_seed(1)
     findings, checks, notes = [], [], []
@@ -95,7 +100,13 @@ def _grouping(fn, device) -> tuple[list[Finding], list[str], list[str]]:
             shapes += "" if m is None else f", mask {shape_str(m.shape)}"
             checks.append(shapes)
             extra = [] if m is None else [m]
-            got, error = _call_quietly(fn, [q, k, v, *extra], neutralize=True)
+            got, error = _call_quietly(
+                fn,
+                [q, k, v, *extra],
+                neutralize=True,
+                what="attention",
+                limit=limit,
+            )
             got = _out(got)
             if error or got is None or got.shape != q.shape:
                 what = error or f"returns {shape_str(getattr(got, 'shape', ()))}"
@@ -103,8 +114,8 @@ def _grouping(fn, device) -> tuple[list[Finding], list[str], list[str]]:
                 return findings, checks, notes
             in_place = [k.repeat_interleave(n, 1), v.repeat_interleave(n, 1)]
             tile = [k.repeat(1, n, 1, 1), v.repeat(1, n, 1, 1)]
-            right = _call_quietly(fn, [q, *in_place, *extra], neutralize=True)[0]
-            tiled = _call_quietly(fn, [q, *tile, *extra], neutralize=True)[0]
+            right = _call_quietly(fn, [q, *in_place, *extra], limit=limit)[0]
+            tiled = _call_quietly(fn, [q, *tile, *extra], limit=limit)[0]
             if _same(got, _out(right)):
                 if m is None:
                     ref = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
@@ -149,6 +160,7 @@ def check_gqa(
     mask_convention: str = "auto",
     device: torch.device | str | None = None,
     name: str | None = None,
+    call_limit: float | None = None,
 ) -> Report:
     """Check grouped-query attention ``fn(q, k, v, mask=None)``.
 
@@ -165,9 +177,13 @@ def check_gqa(
     label = name or getattr(fn, "__name__", "attention")
     plain = _as_multi_head(fn, _accepts_is_causal(fn))
     report = check_function(
-        plain, mask_convention=mask_convention, device=device, name=label
-    )
-    findings, checks, notes = _grouping(fn, device)
+        plain, mask_convention=mask_convention, device=device, name=label,
+        **({} if call_limit is None else {"call_limit": call_limit}),
+    )  # fmt: skip
+    try:
+        findings, checks, notes = _grouping(fn, device, call_limit)
+    except _Timeout as timeout:
+        raise UsageError(str(timeout)) from None
     report.findings += findings
     report.checks += [f"grouped: {c}" for c in checks]
     report.notes += notes

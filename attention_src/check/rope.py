@@ -29,7 +29,7 @@ from ..checks import shape_str
 from ..rope import rope_angles, rotate_half
 from .findings import Finding, Report
 from .loader import UsageError, _binds, _check_options, _signature
-from .running import _call_quietly
+from .running import _call_quietly, _Timeout
 
 __all__ = []  # internal: see attention_src.check
 
@@ -81,9 +81,12 @@ def _fmt(b: float) -> str:
     )
 
 
-def _call(fn, x, positions):
+def _call(fn, x, positions, limit=None):
     """``(output, None)`` or ``(None, 'what went wrong')``."""
-    out, error = _call_quietly(fn, [x.clone(), positions.clone()])
+    what = f"rope(x {shape_str(x.shape)}, positions)"
+    out, error = _call_quietly(
+        fn, [x.clone(), positions.clone()], what=what, limit=limit
+    )
     if error is not None:
         return None, f"raises {error}"
     if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
@@ -163,6 +166,7 @@ def check_rope(
     base: float = 10000.0,
     device: torch.device | str | None = None,
     name: str | None = None,
+    call_limit: float | None = None,
 ) -> Report:
     """Check ``fn(x, positions)``, rotary position embedding, against RoPE.
 
@@ -177,6 +181,7 @@ def check_rope(
         base: the base the frequencies should follow (10000 in the paper).
         device: where to run; cuda if available, else cpu.
         name: what to call ``fn`` in the report.
+        call_limit: seconds one call may take (default 10).
 
     Raises:
         TypeError: ``fn`` is not callable.
@@ -198,8 +203,11 @@ def check_rope(
     checks = [f"x {shape_str(x.shape)}, positions {list(POSITIONS)}"]
     basis = torch.eye(DH, device=device)[:, None, None, :].expand(DH, 1, L, DH)
     checks.append(f"x {shape_str(basis.shape)}: every unit vector at every row")
-    rows, error = _call(fn, basis.contiguous(), positions)
-    out, error2 = _call(fn, x, positions)
+    try:
+        rows, error = _call(fn, basis.contiguous(), positions, call_limit)
+        out, error2 = _call(fn, x, positions, call_limit)
+    except _Timeout as timeout:
+        raise UsageError(str(timeout)) from None
     report = Report(label, [], None, checks)
     if error or error2:
         report.findings.append(Finding("shape", f"{label} {error or error2}"))
