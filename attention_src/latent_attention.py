@@ -148,9 +148,8 @@ def latent_attention(
     if not absorb:  # the plain way: every head's keys and values, rebuilt
         k_nope = latent @ k_up.transpose(-2, -1)  # (B, H, S, Dn)
         v = latent @ v_up.transpose(-2, -1)  # (B, H, S, Dv)
-        k = torch.cat(
-            [k_nope, k_rope.expand(-1, H, -1, -1)], dim=-1
-        )  # (B,H,S,Dn+Dr)
+        k_rope = k_rope.expand(-1, H, -1, -1)  # (B, H, S, Dr): shared, a view
+        k = torch.cat([k_nope, k_rope], dim=-1)  # (B, H, S, Dn + Dr)
         q = torch.cat([q_nope, q_rope], dim=-1)  # (B, H, L, Dn + Dr)
         return scaled_dot_product_attention(q, k, v, mask, scale=scale)
     # absorbed: k_up moves to the query, and v_up after the weighted sum
@@ -381,7 +380,7 @@ class MultiHeadLatentAttention(nn.Module):
             v_head_dim=config.v_head_dim,
             q_lora_rank=config.q_lora_rank,
             rope_base=float(params.get("rope_theta", 10000.0)),
-            eps=config.rms_norm_eps,
+            eps=layer.kv_a_layernorm.variance_epsilon,  # its norms' own eps
             bias=bool(config.attention_bias),
         )
         kv_a = layer.kv_a_proj_with_mqa  # (Dc + Dr, D): the latent, then k_rope

@@ -39,6 +39,7 @@ def _reference(device, *, q_lora_rank=12, bias=False):
         rope_parameters={"rope_type": "default", "rope_theta": BASE},
         rope_interleave=True,
         attention_dropout=0.0,
+        rms_norm_eps=1e-3,  # the attention's own norms keep their default, 1e-6
     )
     config._attn_implementation = "eager"
     gen = torch.Generator().manual_seed(7)
