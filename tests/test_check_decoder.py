@@ -130,7 +130,8 @@ def test_gqa_on_plain_attention_is_a_shape_finding(device):
 
 def test_decode_runs_past_the_window_and_counts_the_cache():
     report, _ = run_entry(ZOO / "d_cache_unbounded.py", None)
-    assert "10 steps of one token" in report.checks[0]  # 11 tokens > 2 W for W = 4
+    assert report.checks[0].startswith("tokens (2, 11): ")  # 11 tokens > 2 W for W = 4
+    assert report.checks[-2].startswith("step 10: token 10 after 10 cached")
     message = report.findings[0].message
     assert re.search(r"holds (\d+) tensor elements after 4 tokens and (\d+) after 11", message)
     ok, _ = run_entry(ZOO / "d_ok_window_lists.py", None)

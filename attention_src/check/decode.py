@@ -166,10 +166,14 @@ def check_decode(
     total = max(10, 2 * window + 3) if window else 10
     g = torch.Generator(device=device).manual_seed(0)
     tokens = torch.randint(0, VOCAB, (B, total), generator=g, device=device)
-    checks = [
-        f"tokens {shape_str(tokens.shape)}: 1 read with cache=None, then "
-        f"{total - 1} steps of one token, each against the full recompute"
+    checks = [f"tokens {shape_str(tokens.shape)}: token 0 read with cache=None"]
+    checks += [
+        f"step {t}: token {t} after {t} cached, against "
+        f"decode(tokens[:, :{t + 1}], None)"
+        for t in range(1, total)
     ]
+    if window is not None:
+        checks.append(f"the cache stops growing after W = {window} tokens")
     report = Report(label, [], None, checks)
 
     def call(tokens, cache, what):  # the adapter, checked and time-limited
@@ -220,9 +224,9 @@ def _diagnose(fn, tokens, window, report) -> list[Finding]:
         return [
             Finding(
                 "decode-window",
-                f"the first {first} steps equal the full recompute; from the "
-                f"step where {first + 1} tokens exceed the window W = {window} "
-                f"on, they do not: {where}",
+                f"steps 1 to {first - 1} equal the full recompute, while at "
+                f"most W = {window} tokens are cached; from the step where "
+                f"{first + 1} tokens exceed the window on, they do not: {where}",
             ),
             *findings,
         ]
