@@ -33,7 +33,20 @@ from attention_src.check import (
 
 ROOT = Path(__file__).resolve().parents[1]
 ZOO = ROOT / "tests" / "check_zoo"
-ENTRIES = sorted(p for p in ZOO.glob("*.py") if p.name[:2] in ("f_", "m_"))
+ALL = sorted(ZOO.glob("[a-z]_*.py"))  # f_ functions, m_ modules, and the other kinds
+
+
+def _literal(path: Path, name: str):
+    """The value of a top-level ``NAME = <literal>`` in ``path``, read without importing it."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+BROKEN = [p for p in ALL if _literal(p, "EXPECTED_ERROR") is not None]  # a usage error
+ENTRIES = [p for p in ALL if p.name[:2] in ("f_", "m_") and p not in BROKEN]
 PAGE = ROOT / "docs" / "chapters" / "check-your-attention.md"
 LINE = re.compile(r"^FINDING ([a-z-]+): .+ — .+ \(see (https://\S+)\)$")
 
@@ -49,7 +62,9 @@ def run_entry(path: Path, device) -> tuple[Report, object]:
     entry = load_entry(path)
     options = {**getattr(entry, "OPTIONS", {}), "device": device}
     if path.name.startswith("m_"):
-        return check_module(entry.MyMultiHead, **options), entry
+        return check_module(
+            getattr(entry, getattr(entry, "TARGET", "MyMultiHead")), **options
+        ), entry
     return check_function(entry.attention, **options), entry
 
 
@@ -61,6 +76,8 @@ def test_zoo_entry_gets_exactly_its_findings(path, device):
     assert report.ok == (not entry.EXPECTED)
     if hasattr(entry, "CONVENTION"):
         assert report.convention == entry.CONVENTION, report.text()
+    if hasattr(entry, "NOTE"):  # what it found about how the code is called
+        assert any(entry.NOTE in note for note in report.notes), report.text()
     for line in report.lines():
         if line.startswith("FINDING"):
             found = LINE.match(line)
@@ -69,12 +86,65 @@ def test_zoo_entry_gets_exactly_its_findings(path, device):
 
 
 def test_zoo_covers_every_finding_and_many_correct_styles():
-    expected = [load_entry(p).EXPECTED for p in ENTRIES]
+    runnable = [p for p in ALL if p not in BROKEN]
+    expected = [load_entry(p).EXPECTED for p in runnable]
     covered = set().union(*expected)
     assert covered == set(FINDINGS), f"no zoo entry for {set(FINDINGS) - covered}"
-    correct = [p.name for p, ids in zip(ENTRIES, expected, strict=True) if not ids]
+    correct = [p.name for p, ids in zip(runnable, expected, strict=True) if not ids]
     assert sum(n.startswith("f_") for n in correct) >= 5
     assert sum(n.startswith("m_") for n in correct) >= 5
+    # the styles people write modules in, each checked without a false alarm
+    for style in ("factory_config", "factory_args", "qkv", "mask_bls", "additive",
+                  "key_padding", "no_mask"):  # fmt: skip
+        assert f"m_ok_{style}.py" in correct, style
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
+def test_broken_code_ends_in_one_clear_line(path, capsys):
+    """A file that raises at import, a call that never returns: exit 2, one line naming
+    what happened (for a hang, which call), never a traceback and never a hang."""
+    name = "MyMultiHead" if path.name.startswith("m_") else "attention"
+    args = [f"{path}:{name}", "--device", "cpu", *(_literal(path, "ARGS") or [])]
+    status = main(args)
+    out, err = capsys.readouterr()
+    assert status == 2, out + err
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert re.search(_literal(path, "EXPECTED_ERROR"), err), err
+
+
+def test_what_the_code_prints_is_captured_not_shown(capsys):
+    status = main([f"{ZOO / 'f_prints.py'}:attention", "--device", "cpu"])
+    out, err = capsys.readouterr()
+    assert status == 0, out + err
+    assert "loading attention" not in out + err and "q row" not in out + err
+    assert re.search(r"note: it printed \d+ lines while it was checked", out)
+
+
+def test_a_module_that_cannot_be_called_says_what_was_tried(tmp_path):
+    (tmp_path / "odd.py").write_text(
+        "from torch import nn\n\n\n"
+        "class Five(nn.Module):\n"
+        "    def __init__(self, d_model, num_heads):\n"
+        "        super().__init__()\n\n"
+        "    def forward(self, a, b, c, d, e):\n"
+        "        return a\n\n\n"
+        "class Picky(nn.Module):\n"
+        "    def __init__(self, d_model, num_heads):\n"
+        "        super().__init__()\n\n"
+        "    def forward(self, *args):\n"
+        "        raise TypeError('give me a dict')\n"
+    )
+    with pytest.raises(UsageError, match=r"cannot be called as forward\(x\), forward\(x, mask\)"):
+        check_module(load_target(f"{tmp_path / 'odd.py'}:Five"), device="cpu")
+    with pytest.raises(UsageError, match=r"tried forward\(x\): TypeError: give me a dict; forward\(q, k, v\)"):
+        check_module(load_target(f"{tmp_path / 'odd.py'}:Picky"), device="cpu")
+
+
+def test_a_constructor_that_does_not_fit_is_told_to_use_a_factory():
+    entry = load_entry(ZOO / "m_ok_factory_args.py")
+    with pytest.raises(UsageError, match=r"write a one-line factory, def build\(d_model"):
+        check_module(entry.MultiHeadAttention)
 
 
 def test_root_cause_first_symptoms_under_it(device):

@@ -121,6 +121,12 @@ def _padding_facts(probe, facts, convention) -> None:
     real = padding_mask(lengths, L)  # (B, 1, 1, L)
     keys = real.expand(B, 1, L, L)
     layout = probe.masks.layout(False, probe.runs)
+    if layout is None:
+        facts["notes"].append(
+            "padding was not checked: the module takes (L, S) masks only, the "
+            "same for every example"
+        )
+        return
     out, _, error = probe.run(probe.x, keys, form=(layout, convention))
     if error is not None:
         facts["crash"].append(f"{error} with a padding mask {LAYOUTS[layout]}")
@@ -142,6 +148,8 @@ def _padding_facts(probe, facts, convention) -> None:
 
 def _fully_masked_facts(probe, facts, convention) -> None:
     layout = probe.masks.layout(False, probe.runs)
+    if layout is None:
+        return  # (L, S) masks only: noted under padding
     if layout == "BS":
         facts["notes"].append(
             "a query with no allowed key was not checked: the module takes key "
@@ -201,10 +209,10 @@ def _pattern_facts(probe, facts, dep) -> None:
     later = dep & ~tril
     if later.any() and probe.call.mask is None:
         i, j = later.nonzero()[0].tolist()
-        k, m = (~dep).nonzero()[0].tolist()
+        k, m = (~dep & ~tril).nonzero()[0].tolist()
         facts["leak"] = (
-            f"with no mask argument, output {i} depends on the later token {j} "
-            f"but output {k} does not depend on token {m}: neither causal nor "
+            f"with no mask argument, output {i} depends on the later token {j}, "
+            f"but output {k} not on the later token {m}: neither causal nor "
             "bidirectional"
         )
     elif torch.equal(dep, torch.eye(L, dtype=torch.bool, device=dep.device)):
@@ -241,6 +249,8 @@ def _plain_facts(probe, facts) -> tuple:
     issue = _weights_sum(w)
     if issue:
         facts["weights-sum"] = f"without a mask the weights' {issue}"
+    if "leak" in facts:  # a mask of its own, neither causal nor bidirectional
+        return None, (x, out, recorder)
     if probe.causal:
         n = 3  # a causal module gives a prefix the outputs it gives it inside
         short, _, _ = probe.run(probe.x[:, :n])

@@ -179,7 +179,9 @@ class _Masks:
         order = ["LS", "B1LS", "BLS"] if uniform else ["B1LS", "BLS", "BS"]
         if self.found:
             return next((lay for lay in order if lay in self.layouts), None)
-        return next((lay for lay in order if lay in runs), order[0])
+        if not (set(runs) & set(order)) and not (uniform and "BS" in runs):
+            return order[0]  # it runs with none: the first, to see it raise
+        return next((lay for lay in order if lay in runs), None)
 
     def describe(self) -> str:
         shapes = ", ".join(LAYOUTS[lay] for lay in self.layouts)
@@ -346,7 +348,8 @@ def _find_masks(probe: _Probe, encodings: list[str]) -> tuple[_Masks, list[str]]
             if layout not in runs:
                 runs.append(layout)
             dep = probe.token_matrix(out, x, per_example=True)
-            allowed = allow.expand(B, 1, L, L)[:, 0]
+            eye = torch.eye(L, dtype=torch.bool, device=probe.device)
+            allowed = allow.expand(B, 1, L, L)[:, 0] | eye  # a query is its token
             if dep is not None and not (dep & ~allowed).any() and dep.any(-1).all():
                 found.setdefault(encoding, []).append(layout)
         if found.get(encoding):
