@@ -137,7 +137,8 @@ def test_a_module_that_cannot_be_called_says_what_was_tried(tmp_path):
     )
     with pytest.raises(UsageError, match=r"cannot be called as forward\(x\), forward\(x, mask\)"):
         check_module(load_target(f"{tmp_path / 'odd.py'}:Five"), device="cpu")
-    with pytest.raises(UsageError, match=r"tried forward\(x\): TypeError: give me a dict; forward\(q, k, v\)"):
+    tried = r"tried forward\(x\): TypeError: give me a dict; forward\(q, k, v\)"
+    with pytest.raises(UsageError, match=tried):
         check_module(load_target(f"{tmp_path / 'odd.py'}:Picky"), device="cpu")
 
 
