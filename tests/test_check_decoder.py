@@ -101,6 +101,15 @@ def test_rope_names_the_base_it_recovers(device):
     assert "as if the base were 100 instead of 10000" in report.findings[0].message
 
 
+def test_rope_turning_the_other_way_is_unexplained_with_the_reason(device):
+    def backwards(x, positions):
+        return reference_rope(x, -positions)
+
+    report = check_rope(backwards, device=device)
+    assert report.ids == ["unexplained"]
+    assert "turn the other way" in report.findings[0].message
+
+
 def test_rope_reference_layouts_are_rotations_of_different_pairs(device):
     x = torch.randn(2, 5, 8, device=device)
     positions = torch.tensor([4, 0, 2, 9, 1], device=device)

@@ -11,6 +11,12 @@ named by the known wrong variant of the computation that it equals. A module
 leaks by gradient, batch mixing, permutation equivariance, normalized weights,
 determinism in ``eval()``, how the heads are split and the scores scaled).
 
+The pieces of a decoder have their own checks: ``check_rope`` (``--rope``:
+``rope(x, positions)``, either pairing layout), ``check_gqa`` (``--gqa``:
+grouped-query attention) and ``check_decode`` (``--decode [--window W]``:
+an adapter ``decode(tokens, cache) -> (out, cache)`` against a full
+recompute at every step).
+
 Each finding is a root cause; what it broke elsewhere is listed under it.
 """
 

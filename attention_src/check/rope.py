@@ -120,8 +120,9 @@ def _layout_of(mats: torch.Tensor) -> str | None:
     return None
 
 
-def _angles(mats: torch.Tensor, layout: str) -> torch.Tensor:
-    """``(L, Dh)``: the angle each output feature turns by at each row."""
+def _angles(mats: torch.Tensor, layout: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(L, Dh)`` twice: the angle each output feature turns by at each row,
+    and ``cos² + sin²`` of it (1 for a rotation)."""
     dh = mats.size(-1)
     partner = _partners(dh, layout)
     j = list(range(dh))
@@ -300,7 +301,16 @@ def _findings(pairs, angle_layout, freq, used, fitted, base) -> list[Finding]:
                 "features of a pair turn by different angles",
             )
         )
-    if fitted is None:
+    if fitted is None and (freq[1:] < 0).all():
+        findings.append(
+            Finding(
+                "unexplained",
+                "the pairs turn the other way (by -p theta_i): "
+                "(a cos + b sin, b cos - a sin) instead of "
+                "(a cos - b sin, b cos + a sin)",
+            )
+        )
+    elif fitted is None:
         shown = ", ".join(f"{float(f):.3g}" for f in freq[:4])
         findings.append(
             Finding(
