@@ -189,8 +189,7 @@ def _tensor(result):
 
 def _observe(fn, cases: list[_Case], convention: str, limit=None) -> None:
     """Call ``fn`` on every case (dropout switched off) and store what it
-    returned, and what it returns when every value is 1 (the row sums of
-    its weights, if it is attention)."""
+    returned."""
     for case in cases:
         case.out = case.weights = case.error = case.ones = None
         case.cache = {k: v for k, v in case.cache.items() if k[0] != "status"}
@@ -214,19 +213,20 @@ def _observe(fn, cases: list[_Case], convention: str, limit=None) -> None:
             case.error = f"returned a tensor on {out.device}, not {case.q.device}"
             continue
         case.out = out.detach()
-        ones = _tensor(
-            _run(
-                fn,
-                case,
-                convention,
-                0,
-                True,
-                v=torch.ones_like(case.v),
-                limit=limit,
-            )[0]
-        )
-        if isinstance(ones, torch.Tensor) and ones.shape == out.shape:
-            case.ones = ones.detach() if ones.device == out.device else None
+
+
+def _observe_ones(fn, cases, analysis, convention: str, limit) -> None:
+    """For each input whose output no variant explains, what ``fn``
+    returns when every value is 1: the row sums of its weights, if it is
+    attention (see ``explain._normalized_matches``)."""
+    for i, case in enumerate(cases):
+        if case.out is None or analysis.status(i) != "miss":
+            continue
+        v = torch.ones_like(case.v)
+        ones, _ = _run(fn, case, convention, 0, True, v=v, limit=limit)
+        ones = _tensor(ones)
+        if isinstance(ones, torch.Tensor) and ones.shape == case.out.shape:
+            case.ones = ones.detach() if ones.device == case.out.device else None
 
 
 @dataclass
@@ -392,6 +392,7 @@ def _check(fn, mask_convention, device, name, limit) -> Report:
     findings = [dropout] if dropout else []
     findings += _root_findings(analysis, explicit)
     findings += _weight_findings(cases, analysis)
+    _observe_ones(fn, cases, analysis, convention, limit)
     findings += _residual(cases, analysis, notes)
     explained = len(analysis.matched)
     decided = (
