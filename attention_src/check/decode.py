@@ -58,7 +58,7 @@ from .findings import Finding, Report
 from .loader import UsageError, _binds, _check_options, _signature
 from .running import _call_quietly, _Timeout
 
-__all__ = []  # internal: see attention_src.check
+__all__ = ["check_decode"]
 
 B, VOCAB = 2, 10
 ATOL, RTOL = 1e-4, 1e-3

@@ -35,7 +35,7 @@ from .loader import (
 )
 from .running import _call_quietly, _Timeout
 
-__all__ = []  # internal: see attention_src.check
+__all__ = ["check_gqa"]
 
 B, H, L, S, DH = 2, 6, 5, 7, 8
 TOL = 1e-4

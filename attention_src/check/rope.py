@@ -31,14 +31,14 @@ from .findings import Finding, Report
 from .loader import UsageError, _binds, _check_options, _signature
 from .running import _call_quietly, _Timeout
 
-__all__ = []  # internal: see attention_src.check
+__all__ = ["check_rope"]
 
 DH, L = 16, 7
 POSITIONS = (3, 1, 0, 9, 40, 2, 17)  # not 0 .. L-1; position 1 is at row 1 only
 TOL = 1e-3  # radians, and for the outputs
 
 
-def reference_rope(x, positions, *, base=10000.0, layout="half"):
+def _reference_rope(x, positions, *, base=10000.0, layout="half"):
     """RoPE of ``x`` ``(..., L, Dh)`` at integer ``positions`` ``(L,)``, in
     either layout: ``"half"`` pairs ``(i, i + Dh/2)``, ``"interleaved"``
     pairs ``(2i, 2i + 1)``; both turn pair ``i`` by ``p * base**(-2i/Dh)``."""
@@ -220,7 +220,7 @@ def check_rope(
         return report
     pairs, angle_layout, freq, used, fitted = found
     if angle_layout == pairs:  # a true rotation: check it reproduces x
-        expected = reference_rope(
+        expected = _reference_rope(
             x, positions if used == "given" else torch.arange(L, device=device),
             base=fitted or base, layout=pairs,
         )  # fmt: skip
