@@ -125,6 +125,8 @@ def _normalized_matches(case) -> bool:
     that do not sum to 1."""
     if case.ones is None or case.out.dtype != case.q.dtype:
         return False
+    if case.out.device != case.q.device:
+        return False
     ones, out = case.ones.float(), case.out.float()
     if torch.allclose(ones, torch.ones_like(ones), atol=case.tol):
         return False  # they do sum to 1: something else is wrong
@@ -162,6 +164,11 @@ def _residual(cases, analysis, notes) -> list[Finding]:
             )
         elif case.out.dtype != case.q.dtype:
             shape_issues.append(f"returns {case.out.dtype} for {case.describe()}")
+        elif case.out.device != case.q.device:
+            shape_issues.append(
+                f"returns a tensor on {case.out.device} for {case.describe()} on "
+                f"{case.q.device}"
+            )
         elif _normalized_matches(case):
             unnormalized.append(i)
         else:

@@ -108,11 +108,17 @@ class _Case:
             if raised or (overflow and combo.fill == "uniform"):
                 return "crash"
             return "miss"
-        if raised or self.out.dtype != self.q.dtype:
+        if raised or not _same_kind(self.out, self.q):
             return "miss"
         if combo.scale == "fit" and scale is None:
             return "miss"
         return "match" if _matches(self.out, predicted, self.tol) else "miss"
+
+
+def _same_kind(out: torch.Tensor, q: torch.Tensor) -> bool:
+    """Whether ``out`` has ``q``'s dtype and device (else it cannot be
+    compared with a prediction, and is a ``shape`` finding)."""
+    return out.dtype == q.dtype and out.device == q.device
 
 
 def _half_supported(device: torch.device) -> bool:
@@ -209,9 +215,6 @@ def _observe(fn, cases: list[_Case], convention: str, limit=None) -> None:
                 "(output, weights)"
             )
             continue
-        if out.device != case.q.device:
-            case.error = f"returned a tensor on {out.device}, not {case.q.device}"
-            continue
         case.out = out.detach()
 
 
@@ -274,7 +277,7 @@ def _analyse(cases: list[_Case]) -> _Analysis:
         fitted = _Combo(**{**vars(base), "scale": "fit"})
         scales = {}
         for i, case in enumerate(cases):
-            if case.out is not None and case.out.dtype == case.q.dtype:
+            if case.out is not None and _same_kind(case.out, case.q):
                 inputs = (case.q, case.k, case.v, case.allow, case.is_causal)
                 s = _fit_scale(fitted, case.out, inputs, case.tol)
                 if s is None and not scales:

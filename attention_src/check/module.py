@@ -403,6 +403,8 @@ def _how_called(probe, facts, convention) -> str:
     the masks it was found to take."""
     call = probe.call
     kind = "causal built in" if probe.causal else "bidirectional"
+    if call.mask is None and "leak" in facts and not probe.causal:
+        kind = "neither causal nor bidirectional"
     parts = [f"called as {call.describe()}", kind]
     if call.context or call.inputs == 3:
         word = call.context + "=" if call.context else "k, v"
