@@ -58,15 +58,22 @@ def _weights_sum(w, allow=None) -> str | None:
     return f"rows sum to {float(good.min()):.3g}..{float(good.max()):.3g}"
 
 
+def _drop_checks(facts, *words) -> None:
+    """Take the checks that mention any of ``words`` off the list."""
+    facts["checks"] = [c for c in facts["checks"] if not any(w in c for w in words)]
+
+
 def _causal_facts(probe, facts, convention, explicit) -> str:
     """Run the causal probes (for a module with causal attention built in, a
     mask allowing tokens i-1 and i); return the convention found."""
     layout = probe.masks.layout(True, probe.runs)
     if layout is None:
+        what = "a mask on earlier tokens" if probe.causal else "a causal mask"
         facts["notes"].append(
-            "the causal mask was not checked: the module takes key padding "
-            "masks (B, S) only"
+            f"{what} was not checked: the module takes key padding masks (B, S) "
+            "only"
         )
+        _drop_checks(facts, "causal mask", "(B, 1, L, L)")
         return convention
     if probe.causal:
         allow, what = _band(probe.device)[0, 0], "a mask allowing tokens i-1 and i"
@@ -126,6 +133,7 @@ def _padding_facts(probe, facts, convention) -> None:
             "padding was not checked: the module takes (L, S) masks only, the "
             "same for every example"
         )
+        _drop_checks(facts, "padding")
         return
     out, _, error = probe.run(probe.x, keys, form=(layout, convention))
     if error is not None:
@@ -148,6 +156,8 @@ def _padding_facts(probe, facts, convention) -> None:
 
 def _fully_masked_facts(probe, facts, convention) -> None:
     layout = probe.masks.layout(False, probe.runs)
+    if layout in (None, "BS"):
+        _drop_checks(facts, "no allowed key")
     if layout is None:
         return  # (L, S) masks only: noted under padding
     if layout == "BS":
@@ -220,6 +230,30 @@ def _pattern_facts(probe, facts, dep) -> None:
     else:
         i, j = (~dep).nonzero()[0].tolist()
         facts["isolated"] = f"without a mask, output {i} ignores token {j}"
+
+
+def _cross_facts(probe, facts) -> None:
+    """With a second sequence (``context=``, or k and v apart from q) of
+    another length S: the output keeps x's shape, depends on the context,
+    and each output on its own query token only."""
+    g = torch.Generator(device=probe.device).manual_seed(1)
+    context = torch.randn(B, L + 2, probe.D, generator=g, device=probe.device)
+    context.requires_grad_(True)
+    x = probe.leaf()
+    out, _, error = probe.run(x, context=context)
+    shape = f"a context {shape_str(context.shape)} (B, S, D)"
+    if error is not None:
+        facts["crash"].append(f"{error} with {shape}")
+        return
+    facts["checks"].append("with a context, each output uses its own query only")
+    dep = probe.token_matrix(out, x)
+    eye = torch.eye(L, dtype=torch.bool, device=probe.device)
+    if dep is not None and not torch.equal(dep | eye, eye):
+        i, j = (dep & ~eye).nonzero()[0].tolist()
+        facts["cross"] = f"with {shape}, output {i} depends on query token {j}"
+    used = probe.dependence(out, context, 1)
+    if used is not None and not _nonzero(used):
+        facts["cross"] = f"with {shape}, the output does not depend on it"
 
 
 def _plain_facts(probe, facts) -> tuple:
@@ -363,6 +397,8 @@ def _check(factory, name, mask_convention, seq_first, device, d_model, num_heads
         notes = ["the other checks need an output"]
         return Report(name, [finding], None, CHECKS[:2], notes)
     _sites_facts(probe, facts, *traced)
+    if probe.call.context or probe.call.inputs == 3:
+        _cross_facts(probe, facts)
     explicit = mask_convention != "auto"
     convention = None
     if probe.call.mask is not None:
@@ -407,8 +443,8 @@ def _how_called(probe, facts, convention) -> str:
         kind = "neither causal nor bidirectional"
     parts = [f"called as {call.describe()}", kind]
     if call.context or call.inputs == 3:
-        word = call.context + "=" if call.context else "k, v"
-        parts.append(f"cross-attention through {word} (checked as self-attention)")
+        word = f"{call.context}=" if call.inputs == 1 else "k and v"
+        parts.append(f"cross-attention through {word}")
     if call.mask is None:
         parts.append("no mask argument")
     elif probe.masks.found and "ignored" not in facts:
