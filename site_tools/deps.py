@@ -9,7 +9,12 @@ fingerprints:
 - ``listings``: the text of the regions it includes -- it changes when an edit
   is *shown* on the page;
 - ``code``: everything the page reaches, ``site_tools`` included -- it changes
-  when an edit can change what the page prints.
+  when an edit can change what the page prints;
+- ``runs``: the same without the listings' text -- what the page's blocks
+  execute (the store of executed outputs keys on it: a reworded docstring in a
+  listing changes the page, not what its blocks print);
+- ``data``: the bytes of the files of ``docs/data`` that the page's code or the
+  package code it reaches names (``benchmark-cpu.json``).
 
 Under ``mkdocs serve --dirty`` the hooks rebuild, after a code edit, first the
 pages whose listings changed (the page that shows the edited function is
@@ -28,6 +33,7 @@ from pathlib import Path
 from attention_src.machinery.source import PACKAGE, reachable_code, read_source
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "docs" / "data"
 INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[\w-]+)"')
 FENCE = re.compile(r"^```python[^\n]*\n(?P<code>.*?)^```", re.MULTILINE | re.DOTALL)
 
@@ -79,12 +85,29 @@ def page_fingerprints(source: Path) -> dict[str, str]:
         targets += [f"{module}:{name}" for name in _defined(body)]
     for code in _code_cells(source):
         targets += _imported(code)
-    code = hashlib.sha256(listings.digest())
-    for name, body in reachable_code(*sorted(set(targets))).items():
-        code.update(f"{name}\0{body}\0".encode())
+    runs = hashlib.sha256()  # what the page's blocks run: the code they reach
+    reached = reachable_code(*sorted(set(targets)))
+    for name, body in reached.items():
+        runs.update(f"{name}\0{body}\0".encode())
     for tool in sorted((ROOT / "site_tools").glob("*.py")):
-        code.update(tool.read_bytes())
-    return {"listings": listings.hexdigest(), "code": code.hexdigest()}
+        runs.update(tool.read_bytes())
+    code = hashlib.sha256(listings.digest() + runs.digest())
+    data = hashlib.sha256()
+    for path in data_files_read(_code_cells(source), reached.values()):
+        data.update(f"{path.name}\0{hashlib.sha256(path.read_bytes()).hexdigest()}\0".encode())
+    return {
+        "listings": listings.hexdigest(),
+        "code": code.hexdigest(),
+        "runs": runs.hexdigest(),
+        "data": data.hexdigest(),
+    }
+
+
+def data_files_read(*texts) -> list[Path]:
+    """The files of ``docs/data`` whose name appears in the given code (a page's
+    blocks, the package code they reach): the data a page's output depends on."""
+    code = "\0".join(text for group in texts for text in group)
+    return [p for p in sorted(DATA.glob("*")) if p.is_file() and p.name in code]
 
 
 def _defined(body: str) -> list[str]:

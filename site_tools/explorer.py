@@ -13,15 +13,13 @@ them back, so what the page shows is the build's weight to ``1 / SCALE``.
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 from collections.abc import Sequence
 
 import numpy as np
 
-from attention_src.plotting import figure_to_svg
-from site_tools.figures import caption_html
+from site_tools.figures import ALT_SLOT, svg_img
 
 __all__ = ["SCALE", "explorer_data", "explorer_html"]
 
@@ -65,8 +63,6 @@ def explorer_html(
     weights,
     *,
     id: str,
-    caption: str,
-    alt: str,
     fallback_fig=None,
     layer: int = 0,
     head: int = 0,
@@ -77,16 +73,14 @@ def explorer_html(
     Args:
         tokens: the ``L`` token strings.
         weights: ``(layers, heads, L, L)``.
-        id: the figure's id, starting ``fig-`` (the build numbers the caption).
-        caption: the caption (backticks become code).
-        alt: alt text of the fallback picture: what it shows.
+        id: the figure's id, starting ``fig-``. Its caption and the alt text of
+            the fallback come from the Markdown after the block, as for any
+            figure (``site_tools.figures.attach_text``).
         fallback_fig: a matplotlib figure shown when JavaScript is off.
         layer, head, token: what the explorer shows first (0-based).
     """
     if not id.startswith("fig-"):
         raise ValueError(f"a figure id starts with 'fig-', got {id!r}")
-    if not alt or not alt.strip():
-        raise ValueError("the explorer needs alt text for its static fallback")
     data = explorer_data(tokens, weights)
     for name, value, size in (
         ("layer", layer, data["layers"]),
@@ -103,16 +97,6 @@ def explorer_html(
         f'<script type="application/json" class="ae-data">{payload}</script>',
         '<div class="ae-fallback">',
     ]
-    if fallback_fig is not None:
-        svg = base64.b64encode(figure_to_svg(fallback_fig).encode()).decode("ascii")
-        parts.append(
-            f'<img src="data:image/svg+xml;base64,{svg}" alt="{html.escape(alt, quote=True)}">'
-        )
-    else:
-        parts.append(f"<p>{html.escape(alt)}</p>")
-    parts += [
-        "</div>",
-        f"<figcaption>{caption_html(caption)}</figcaption>",
-        "</figure>",
-    ]
+    parts.append(svg_img(fallback_fig) if fallback_fig is not None else ALT_SLOT)
+    parts += ["</div>", "</figure>"]
     return "".join(parts)

@@ -16,6 +16,9 @@ Blocks with the same ``session=`` on a page share one namespace, as a reader's
 Python session would; every page starts with fresh sessions
 (:func:`reset_sessions`, called by the page hook), so a page cannot lean on
 names another page defined. Only markdown-exec's public API is used.
+
+A block's output comes from the store of executed outputs when nothing that
+determines it has changed (:mod:`site_tools.store`): each block runs once.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from markdown_exec import (
     base_format,
     validator,  # noqa: F401  (re-exported for mkdocs.yml)
 )
+
+from site_tools import store
 
 _SESSIONS: dict[str, dict] = {}
 _BLOCKS = count()
@@ -70,27 +75,36 @@ def _execute(code: str, session: str | None) -> str:
     return printed.getvalue()
 
 
-def _runner(raises: str | None):
+def _run_block(code: str, session: str | None, raises: str | None) -> str:
+    """Run one block; return what it printed, or the message it must raise."""
     expected = _expected_exception(raises) if raises else None
+    try:
+        output = _execute(code, session)
+    except Exception as error:
+        if expected is not None and isinstance(error, expected):
+            # the shown message, reflowed to the code column (84)
+            shown = "".join(traceback.format_exception_only(type(error), error))
+            wrap = textwrap.TextWrapper(84, subsequent_indent="  ", break_long_words=False)
+            wrap.break_on_hyphens = False
+            return "".join(wrap.fill(line) + "\n" for line in shown.splitlines())
+        trace = "".join(traceback.format_exception(error))
+        raise ExecutionError(f"```text\n{trace}```") from error
+    if expected is not None:
+        raise ExecutionError(
+            f"```text\nthe block was marked raises={raises!r} but ran without an "
+            f"error\noutput was:\n{output}```"
+        )
+    return output
+
+
+def _runner(raises: str | None):
+    if raises:
+        _expected_exception(raises)  # a name that is not an exception fails at once
 
     def run(code: str, session: str | None = None, **_: object) -> str:
-        try:
-            output = _execute(code, session)
-        except Exception as error:
-            if expected is not None and isinstance(error, expected):
-                # the shown message, reflowed to the code column (84)
-                shown = "".join(traceback.format_exception_only(type(error), error))
-                wrap = textwrap.TextWrapper(84, subsequent_indent="  ", break_long_words=False)
-                wrap.break_on_hyphens = False
-                return "".join(wrap.fill(line) + "\n" for line in shown.splitlines())
-            trace = "".join(traceback.format_exception(error))
-            raise ExecutionError(f"```text\n{trace}```") from error
-        if expected is not None:
-            raise ExecutionError(
-                f"```text\nthe block was marked raises={raises!r} but ran without an "
-                f"error\noutput was:\n{output}```"
-            )
-        return output
+        # Each block runs once: its output comes from the store when nothing that
+        # determines it changed (site_tools/store.py).
+        return store.output_for(code, session, raises, _run_block)
 
     return run
 

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
-from site_tools import copytext, deps, fences, numbering
+from site_tools import copytext, deps, fences, figures, numbering, parallel, store
 
+log = logging.getLogger("mkdocs.hooks")
 NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
 _BUILT: list = []  # (page, fingerprints) of the pages this build builds
 _STATE_AT: list = []  # [state file, code mtime, fingerprints of deferred pages]
 _PENDING_SECOND_BUILD = False
 _REBUILT: list = []  # pages this build rebuilds because code they reach changed
 _NUMBERS: dict = {}  # page url -> (chapter number, title), from the nav
+_STARTED: list = []  # when this build started, for pruning the store
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = (ROOT / "attention_src", ROOT / "site_tools")
@@ -24,6 +28,7 @@ TRIGGER = ROOT / ".cache" / "site-deps" / "second-build"
 
 
 def on_pre_build(config, **kwargs) -> None:
+    _STARTED[:] = [time.time()]
     # Under `mkdocs serve` the Python process lives on between rebuilds. Drop
     # the book's modules so that the next build imports the edited source
     # instead of running stale code on the pages.
@@ -85,6 +90,38 @@ def on_serve(server, config, builder, **kwargs):
 
 
 def on_files(files, config, **kwargs):
+    files = _plan_rebuilds(files, config)
+    _run_pages_in_parallel(files, config)
+    return files
+
+
+def _run_pages_in_parallel(files, config) -> None:
+    """Execute the blocks of the pages this build renders that the store cannot
+    serve, in worker processes (site_tools/store.py), before MkDocs renders them
+    one by one: then the rendering only reads the store. A single page runs in
+    the build itself (a worker would cost more than it saves)."""
+    dirty = bool(os.environ.get("ATTENTION_SERVE_DIRTY"))
+    stale = []
+    for file in files.documentation_pages():
+        if not (file.abs_src_path or "").endswith(".md"):
+            continue
+        rendered = not dirty or not Path(file.abs_dest_path).exists() or file.is_modified()
+        if rendered and store.needs_run(Path(file.abs_src_path), file.src_uri):
+            stale.append((Path(file.abs_src_path), file.src_uri))
+    if len(stale) < 2:
+        return
+    start = time.perf_counter()
+    results = parallel.prefill(stale, config["markdown_extensions"], config["mdx_configs"])
+    executed = sum(r["executed"] for r in results)
+    log.info(
+        "executed %d blocks of %d pages in parallel in %.1f s",
+        executed,
+        len(results),
+        time.perf_counter() - start,
+    )
+
+
+def _plan_rebuilds(files, config):
     # `./dev.sh serve` runs `mkdocs serve --dirty`, which rebuilds only the pages
     # whose markdown changed. After an edit in attention_src or site_tools, the
     # pages that depend on the edited code (site_tools.deps) are rebuilt in two
@@ -135,6 +172,15 @@ def on_nav(nav, config, files, **kwargs):
 
 
 def on_post_build(config, **kwargs):
+    if (
+        _STARTED
+        and not os.environ.get("ATTENTION_SERVE_DIRTY")
+        and Path(config.config_file_path).resolve() == ROOT / "mkdocs.yml"
+    ):
+        # A full build of the site: the store keeps only what it used.
+        removed = store.prune(_STARTED[0])
+        if removed:
+            log.info("store of executed outputs: %d unused entries removed", removed)
     # References to figures of other pages, now that every page's figures are numbered.
     numbering.resolve_site(config["site_dir"], _NUMBERS)
     if not _STATE_AT:
@@ -161,10 +207,19 @@ def on_post_build(config, **kwargs):
 def on_page_markdown(markdown, page, config, files, **kwargs):
     # A reader pastes each page into a fresh Python session: so does the build.
     fences.reset_sessions()
+    source = page.file.abs_src_path or ""
+    if source.endswith(".md"):
+        store.begin_page(Path(source), page.file.src_uri)
     return markdown
 
 
 def on_page_content(html, page, config, files, **kwargs):
+    store.end_page()
+    # Captions and alt texts are prose after the block that draws the figure:
+    # move them into their figures (site_tools/figures.py).
+    html, problems = figures.attach_text(html)
+    for problem in problems:
+        log.warning("%s: %s", page.file.src_uri, problem)
     # Figures printed by code blocks are raw HTML that MkDocs' link check does not
     # see: make their ids valid anchors, for links like [figure #](#fig-…).
     if getattr(page, "present_anchor_ids", None) is not None:

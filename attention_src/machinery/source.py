@@ -34,6 +34,7 @@ __all__ = [
     "module_file",
     "reachable_code",
     "code_fingerprint",
+    "code_shape",
 ]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -69,6 +70,22 @@ class _Strip(ast.NodeTransformer):
         return node
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _body  # noqa: N815
+
+
+def code_shape(source: str) -> str:
+    """What a piece of code does, without its comments, docstrings or layout.
+
+    Two sources with the same shape run the same statements: the syntax tree
+    with every docstring (the module's too) dropped, as text. Code that does not
+    parse is its own shape.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    tree = _Strip().visit(tree)
+    tree = _Strip()._body(tree)  # the module's docstring
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
 
 
 def free_names(source: str) -> set[str]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -242,6 +243,51 @@ def test_fences_are_written_so_that_the_build_sees_them(path):
     """Fences that tools would silently miss (``~~~``, ```` ```py ````) or output typed by hand."""
     problems = read_page(path).problems
     assert not problems, "\n".join(problems)
+
+
+FIGURE_CALLS = {"figure_html", "explorer_html"}
+FIGURE_WORDS_IN_CODE = re.compile(r"<figcaption|\balt=")
+
+
+def figure_words_in_code(code: str) -> list[str]:
+    """Captions or alt texts written inside executed code (they belong in the Markdown)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            words = [k.arg for k in node.keywords if k.arg in ("alt", "caption")]
+            if name in FIGURE_CALLS and words:
+                found.append(f"line {node.lineno}: {name}(..., {'=, '.join(words)}=...)")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if FIGURE_WORDS_IN_CODE.search(node.value):
+                found.append(f"line {node.lineno}: a string holding HTML figure text")
+    return found
+
+
+@pytest.mark.parametrize("path", markdown_pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_figure_captions_and_alt_texts_are_prose_not_code(path):
+    """The code that draws a figure is the same in every edition: its words are the
+    Markdown paragraphs after the block (``site_tools/figures.py``), never strings
+    inside executed code. (The chapter template is built by test_new_chapter.)"""
+    offenders = [
+        f"{block.where()}, {problem}"
+        for block in read_page(path).blocks
+        if block.executed_by_build
+        for problem in figure_words_in_code(block.code)
+    ]
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_the_figure_words_check_sees_both_ways_of_writing_them():
+    assert figure_words_in_code('print(figure_html(fig, alt="a", id="fig-x"))')
+    assert figure_words_in_code('print(explorer_html(t, w, id="fig-x", caption="c"))')
+    assert figure_words_in_code('print(f"<figure><figcaption>{c}</figcaption></figure>")')
+    assert figure_words_in_code('print(f"<img src={s} alt={a}>")')
+    assert not figure_words_in_code('print(figure_html(fig, id="fig-x"))')
 
 
 def test_readme_snippets_run(tmp_path):

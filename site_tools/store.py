@@ -1,0 +1,272 @@
+"""The one store of executed outputs: each page's blocks run once, whoever asks.
+
+The build, ``mkdocs serve`` and the doc tests all render pages through the same
+Python fence (:mod:`site_tools.fences`), which asks this store for a block's
+output before running it. A block's output is stored under a key made of
+everything that determines it:
+
+- the *shape* of the page's executed blocks up to and including this one, in
+  the order the page runs them (:func:`attention_src.machinery.code_shape`:
+  the syntax tree, so comments, docstrings and layout do not count), with each
+  block's session and ``raises=``;
+- the page's fingerprints (:func:`site_tools.deps.page_fingerprints`, ``runs``
+  and ``data``): the package code its blocks can reach (without comments or
+  docstrings), ``site_tools`` itself, and the bytes of the files of
+  ``docs/data`` that this code names;
+- the torch and Python versions, the device, and hashes of ``pyproject.toml``
+  and ``models.txt``.
+
+The chain of earlier blocks is in the key because a block runs in the state
+those left behind (their names, the random generators, files). So a page
+whose prose or comments changed -- a translated edition of it, say -- reuses
+every output byte for byte; a change in one block re-executes that block and
+every block after it; when a block must run, the blocks before it whose outputs
+came from the store run first (silently), to rebuild the state it expects.
+
+Entries are written atomically (a temporary file, then a rename), carry the
+hash of their output, and an entry that cannot be read or does not match is
+deleted and recomputed, never served. Each use touches its entry; a full
+build of the site deletes the entries it did not use (:func:`prune`).
+
+:mod:`site_tools.parallel` renders pages' Markdown in worker processes, so
+that the independent pages of a build execute in parallel and the build itself
+only reads the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STORE = ROOT / ".cache" / "executed"
+PAGES = "pages.json"  # what each page used in its last rendering
+
+
+def store_dir() -> Path | None:
+    """The store's folder: ``.cache/executed`` in the checkout, or
+    ``$ATTENTION_EXEC_STORE`` (``off``: keep nothing, run every block)."""
+    chosen = os.environ.get("ATTENTION_EXEC_STORE")
+    if chosen == "off":
+        return None
+    return Path(chosen) if chosen else STORE
+
+
+@dataclass
+class Stats:
+    """What the store did in this process (the tests count executions)."""
+
+    executed: list[tuple[str, int]] = field(default_factory=list)  # (page, block)
+    reused: list[tuple[str, int]] = field(default_factory=list)
+    replayed: list[tuple[str, int]] = field(default_factory=list)
+    corrupt: list[str] = field(default_factory=list)  # keys of entries thrown away
+
+
+STATS = Stats()
+
+
+def _environment() -> str:
+    import torch
+
+    parts = [torch.__version__, platform.python_version()]
+    parts.append(f"cuda:{torch.cuda.get_device_name()}" if torch.cuda.is_available() else "cpu")
+    for name in ("pyproject.toml", "models.txt"):
+        path = ROOT / name
+        parts.append(hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "-")
+    return "\0".join(parts)
+
+
+@dataclass
+class _Page:
+    name: str  # the page's path relative to the docs folder, for the record
+    base: str  # environment and fingerprints
+    text: str  # hash of the page's source
+    chain: hashlib._Hash = field(default_factory=hashlib.sha256)
+    index: int = 0
+    keys: list[str] = field(default_factory=list)
+    pending: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+
+
+_PAGE: list[_Page] = []  # the page being rendered (one at a time per process)
+TORCH_FRESH_SEED = 67280421310721  # torch's default seed in a fresh interpreter
+
+
+def _page_base(source: Path) -> str:
+    from site_tools.deps import page_fingerprints
+
+    prints = page_fingerprints(source)
+    base = "\0".join([_environment(), prints["runs"], prints["data"]])
+    return hashlib.sha256(base.encode()).hexdigest()
+
+
+def _text_hash(source: Path) -> str:
+    return hashlib.sha256(source.read_bytes()).hexdigest()
+
+
+def begin_page(source: Path, name: str | None = None) -> None:
+    """Start a page: its blocks are keyed on its fingerprints from now on.
+
+    The random generators start as a reader's fresh interpreter has them
+    (torch's default seed; Python's and NumPy's seeded with 0), so that a page's
+    outputs do not depend on which pages ran before it in the same process.
+    """
+    import random
+
+    import numpy as np
+    import torch
+
+    torch.manual_seed(TORCH_FRESH_SEED)
+    random.seed(0)
+    np.random.seed(0)
+    _PAGE[:] = [_Page(name or source.name, _page_base(source), _text_hash(source))]
+
+
+def end_page() -> list[str]:
+    """Finish the page; returns the keys its blocks used, in order."""
+    page = _PAGE.pop() if _PAGE else None
+    if page is None:
+        return []
+    folder = store_dir()
+    if folder is not None:
+        _record(folder, page.name, {"keys": page.keys, "text": page.text, "base": page.base})
+    return page.keys
+
+
+def _entry(folder: Path, key: str) -> Path:
+    return folder / key[:2] / f"{key}.json"
+
+
+def read(key: str, folder: Path | None = None) -> str | None:
+    """The stored output under ``key``, or None (a damaged entry is deleted)."""
+    folder = folder or store_dir()
+    if folder is None:
+        return None
+    path = _entry(folder, key)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        output = data["output"]
+        ok = data["key"] == key and hashlib.sha256(output.encode()).hexdigest() == data["sha256"]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        ok = False
+    if not ok:
+        STATS.corrupt.append(key)
+        path.unlink(missing_ok=True)
+        return None
+    os.utime(path)  # used: pruning keeps it
+    return output
+
+
+def write(key: str, output: str, folder: Path | None = None) -> None:
+    """Store ``output`` under ``key``, atomically."""
+    folder = folder or store_dir()
+    if folder is None:
+        return
+    path = _entry(folder, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"key": key, "sha256": hashlib.sha256(output.encode()).hexdigest(), "output": output}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def output_for(
+    code: str,
+    session: str | None,
+    raises: str | None,
+    run: Callable[[str, str | None, str | None], str],
+) -> str:
+    """The output of one block: from the store, or from ``run(code, session, raises)``.
+
+    Outside a page (no :func:`begin_page`) the block simply runs.
+    """
+    from attention_src.machinery import code_shape
+
+    if not _PAGE:
+        return run(code, session, raises)
+    page = _PAGE[-1]
+    page.chain.update(f"{code_shape(code)}\0{session}\0{raises}\0".encode())
+    key = hashlib.sha256(f"{page.base}\0{page.chain.hexdigest()}".encode()).hexdigest()[:32]
+    page.keys.append(key)
+    where = (page.name, page.index)
+    page.index += 1
+    stored = read(key)
+    if stored is not None:
+        page.pending.append((code, session, raises))
+        STATS.reused.append(where)
+        return stored
+    # Rebuild the state the block expects, then run it.
+    for index, (earlier, earlier_session, earlier_raises) in enumerate(page.pending):
+        run(earlier, earlier_session, earlier_raises)
+        STATS.replayed.append((page.name, where[1] - len(page.pending) + index))
+    page.pending.clear()
+    output = run(code, session, raises)
+    STATS.executed.append(where)
+    write(key, output)
+    return output
+
+
+def _record(folder: Path, name: str, record: dict) -> None:
+    """Remember which entries the page used (for :func:`needs_run` and pruning)."""
+    path = folder / PAGES
+    folder.mkdir(parents=True, exist_ok=True)
+    for _ in range(20):  # several processes may record at once
+        try:
+            pages = json.loads(path.read_text("utf-8")) if path.exists() else {}
+        except ValueError:
+            time.sleep(0.05)
+            continue
+        pages[name] = record
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-pages-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(pages, handle, indent=0, sort_keys=True)
+        os.replace(tmp, path)
+        return
+
+
+def prune(started: float, folder: Path | None = None) -> int:
+    """Delete the entries not used since ``started`` (a full build's start time)."""
+    folder = folder or store_dir()
+    if folder is None or not folder.is_dir():
+        return 0
+    removed = 0
+    for path in folder.glob("*/*.json"):
+        if path.name.startswith(".tmp-"):
+            continue
+        if path.stat().st_mtime < started:
+            path.unlink(missing_ok=True)
+            removed += 1
+    for tmp in folder.glob("*/.tmp-*"):  # left by a killed process
+        if tmp.stat().st_mtime < started:
+            tmp.unlink(missing_ok=True)
+    return removed
+
+
+def needs_run(source: Path, name: str, folder: Path | None = None) -> bool:
+    """Whether a page may have a block without a stored output: its source or
+    its fingerprints changed since its last rendering, or an entry it used is gone."""
+    folder = folder or store_dir()
+    if folder is None:
+        return False
+    try:
+        record = json.loads((folder / PAGES).read_text("utf-8")).get(name)
+    except (OSError, ValueError):
+        return True
+    if not record or record.get("text") != _text_hash(source):
+        return True
+    if record.get("base") != _page_base(source):
+        return True
+    return not all(_entry(folder, key).exists() for key in record["keys"])

@@ -1,0 +1,309 @@
+"""The store of executed outputs (site_tools/store.py): each block runs once.
+
+What executes is counted, never timed: a page whose code differs only in
+comments and prose (a translated edition) executes nothing; an edit of a
+block re-executes it and what follows; an edit deep in the package, or in a
+data file a page reads, re-executes that page; a damaged entry is recomputed;
+and the build, ``serve`` and the tests compute the same keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from site_tools import deps, store
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+TWO_CHAPTERS = ["chapters/soft-lookup.md", "chapters/scaled-dot-product-attention.md"]
+
+
+# --- entries --------------------------------------------------------------------------------
+
+
+def test_an_entry_is_read_back_byte_for_byte(tmp_path):
+    output = "π ≈ 3.14159\n<figure>…</figure>\n"
+    store.write("ab" * 16, output, tmp_path)
+    assert store.read("ab" * 16, tmp_path) == output
+    assert store.read("cd" * 16, tmp_path) is None
+
+
+@pytest.mark.parametrize("damage", ["truncated", "other output", "not json", "other key"])
+def test_a_damaged_entry_is_deleted_and_never_served(tmp_path, damage):
+    key = "ef" * 16
+    store.write(key, "the real output\n", tmp_path)
+    path = next(tmp_path.glob(f"*/{key}.json"))
+    text = path.read_text("utf-8")
+    data = json.loads(text)
+    if damage == "truncated":
+        path.write_text(text[: len(text) // 2], "utf-8")
+    elif damage == "other output":
+        path.write_text(json.dumps({**data, "output": "something else\n"}), "utf-8")
+    elif damage == "not json":
+        path.write_bytes(b"\x00\x01\x02")
+    else:
+        path.write_text(json.dumps({**data, "key": "0" * 32}), "utf-8")
+    before = len(store.STATS.corrupt)
+    assert store.read(key, tmp_path) is None
+    assert not path.exists()
+    assert store.STATS.corrupt[before:] == [key]
+
+
+def test_entries_are_written_whole_while_others_read_them(tmp_path):
+    """Writers replace the entry atomically: a reader sees a whole entry or none."""
+    key = "12" * 16
+    outputs = [f"output {i}\n" * 2000 for i in range(4)]
+    seen, stop = [], threading.Event()
+
+    def write_many(i):
+        for _ in range(30):
+            store.write(key, outputs[i], tmp_path)
+
+    def read_many():
+        while not stop.is_set():
+            seen.append(store.read(key, tmp_path))
+
+    reader = threading.Thread(target=read_many)
+    reader.start()
+    writers = [threading.Thread(target=write_many, args=(i,)) for i in range(4)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    stop.set()
+    reader.join()
+    assert store.read(key, tmp_path) in outputs
+    assert all(s is None or s in outputs for s in seen)
+    assert any(s is not None for s in seen)
+    assert list(tmp_path.glob("*/.tmp-*")) == []
+
+
+def test_prune_keeps_what_the_last_full_build_used(tmp_path):
+    for key in ("aa" * 16, "bb" * 16):
+        store.write(key, "x\n", tmp_path)
+    stale = tmp_path / "aa" / ".tmp-left-by-a-killed-build.json"
+    stale.write_text("{", "utf-8")
+    past = time.time() - 3600
+    for path in tmp_path.glob("*/*"):
+        os.utime(path, (past, past))
+    started = time.time() - 1
+    assert store.read("bb" * 16, tmp_path) == "x\n"  # used by this build
+    assert store.prune(started, tmp_path) == 1
+    assert store.read("aa" * 16, tmp_path) is None
+    assert store.read("bb" * 16, tmp_path) == "x\n"
+    assert not stale.exists()
+
+
+# --- keys: what executes --------------------------------------------------------------------
+
+
+def _run_blocks(page: Path, blocks, monkeypatch, folder: Path) -> list[int]:
+    """Run ``blocks`` (code, session, raises) as one page; the indices that executed."""
+    monkeypatch.setenv("ATTENTION_EXEC_STORE", str(folder))
+    ran = []
+
+    def run(code, session, raises):
+        ran.append(code)
+        return f"ran {len(code)}\n"
+
+    store.begin_page(page, page.name)
+    executed_before = len(store.STATS.executed)
+    outputs = [store.output_for(code, session, raises, run) for code, session, raises in blocks]
+    store.end_page()
+    executed = [i for _, i in store.STATS.executed[executed_before:]]
+    assert len(outputs) == len(blocks)
+    return executed, ran
+
+
+BLOCKS = [
+    ("import math\nx = math.pi  # the constant", "s", None),
+    ('def f(y):\n    """Twice."""\n    return 2 * y\nprint(f(x))', "s", None),
+    ("print(x + 1)", "s", None),
+    ("int('a')", "s", "ValueError"),
+]
+
+
+def test_comments_docstrings_and_layout_do_not_execute_again(tmp_path, monkeypatch):
+    page = tmp_path / "page.md"
+    page.write_text("A page.\n", "utf-8")
+    first, _ = _run_blocks(page, BLOCKS, monkeypatch, tmp_path / "store")
+    assert first == [0, 1, 2, 3]
+    reworded = [
+        ("import math\n\nx = math.pi  # la constante", "s", None),
+        ('def f(y):\n    """Le double."""\n    return 2*y\n\nprint( f(x) )', "s", None),
+        ("print(x + 1)  # 加一", "s", None),
+        ("int('a')", "s", "ValueError"),
+    ]
+    page.write_text("Une page.\n", "utf-8")  # the prose does not count either
+    again, ran = _run_blocks(page, reworded, monkeypatch, tmp_path / "store")
+    assert again == [] and ran == []
+
+
+def test_an_edited_block_executes_with_everything_after_it(tmp_path, monkeypatch):
+    page = tmp_path / "page.md"
+    page.write_text("A page.\n", "utf-8")
+    _run_blocks(page, BLOCKS, monkeypatch, tmp_path / "store")
+    edited = [BLOCKS[0], ("def f(y):\n    return 3 * y\nprint(f(x))", "s", None), *BLOCKS[2:]]
+    executed, ran = _run_blocks(page, edited, monkeypatch, tmp_path / "store")
+    assert executed == [1, 2, 3]
+    # the block before it ran first (its output was stored) to rebuild the session
+    assert ran == [BLOCKS[0][0], edited[1][0], BLOCKS[2][0], BLOCKS[3][0]]
+
+
+@pytest.mark.parametrize("change", ["session", "raises"])
+def test_the_options_that_change_execution_are_in_the_key(tmp_path, monkeypatch, change):
+    page = tmp_path / "page.md"
+    page.write_text("A page.\n", "utf-8")
+    _run_blocks(page, BLOCKS, monkeypatch, tmp_path / "store")
+    code, session, raises = BLOCKS[2]
+    changed = (code, "other", raises) if change == "session" else (code, session, "TypeError")
+    executed, _ = _run_blocks(
+        page, [*BLOCKS[:2], changed, BLOCKS[3]], monkeypatch, tmp_path / "store"
+    )
+    assert executed == [2, 3]
+
+
+def _pages_reading(name: str) -> set[str]:
+    """Pages whose code blocks load the benchmark results (found by reading them)."""
+    found = set()
+    for page in DOCS.rglob("*.md"):
+        code = "\n".join(deps._code_cells(page))
+        if "load_results(" in code or name in code:
+            found.add(page.relative_to(DOCS).as_posix())
+    return found
+
+
+def test_a_changed_data_file_re_executes_exactly_the_pages_that_read_it(tmp_path, monkeypatch):
+    pages = sorted(DOCS.rglob("*.md"))
+    before = {p.relative_to(DOCS).as_posix(): store._page_base(p) for p in pages}
+    data = tmp_path / "data"
+    shutil.copytree(deps.DATA, data)
+    results = data / "benchmark-cpu.json"
+    results.write_bytes(results.read_bytes() + b"\n")  # new bytes, the same results
+    monkeypatch.setattr(deps, "DATA", data)
+    after = {p.relative_to(DOCS).as_posix(): store._page_base(p) for p in pages}
+    changed = {page for page in before if before[page] != after[page]}
+    assert changed == _pages_reading("benchmark-cpu.json")
+    assert changed  # the benchmark is plotted somewhere
+
+
+# --- whole pages, run as the build runs them ------------------------------------------------
+
+
+def _render(root: Path, pages: list[Path], folder: Path) -> dict[str, dict]:
+    env = dict(os.environ, ATTENTION_EXEC_STORE=str(folder), PYTHONPATH=str(root))
+    env.pop("PYTHONSAFEPATH", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "site_tools.parallel", *map(str, pages)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reports = {r["page"]: r for r in json.loads(proc.stdout.strip().splitlines()[-1])}
+    assert all(r["error"] is None for r in reports.values()), reports
+    return reports
+
+
+def _reword(markdown: str) -> str:
+    """What a translation does to a page: other prose, other comments, same code."""
+    out, inside = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith("```"):
+            inside = not inside
+            out.append(line)
+        elif inside:
+            code, hash_, _comment = line.partition("  # ")
+            out.append(f"{code}  # 注释" if hash_ else line)
+        else:
+            out.append(re.sub(r"\b(the|a|and)\b", "的", line))
+    return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def scratch_project(tmp_path_factory):
+    """A copy of the project's code and two chapters, with a store of its own."""
+    root = tmp_path_factory.mktemp("project")
+    for name in ("attention_src", "site_tools"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(DOCS, root / "docs", ignore=shutil.ignore_patterns("*.ipynb"))
+    for path in ROOT.iterdir():  # the rest as it is (mkdocs.yml names some of it)
+        if not (root / path.name).exists() and path.name not in {".git", ".cache", ".venv"}:
+            (root / path.name).symlink_to(path)
+    folder = root / ".cache" / "executed"
+    first = _render(root, [root / "docs" / p for p in TWO_CHAPTERS], folder)
+    return root, folder, first
+
+
+def test_a_page_differing_only_in_comments_executes_no_block(scratch_project):
+    root, folder, first = scratch_project
+    for page in TWO_CHAPTERS:
+        assert first[page]["executed"] == first[page]["blocks"] > 5
+    edition = root / "docs" / "zz"
+    for page in TWO_CHAPTERS:
+        target = edition / page
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = (root / "docs" / page).read_text("utf-8")
+        target.write_text(_reword(text), "utf-8")
+        assert target.read_text("utf-8") != text
+    again = _render(root, [edition / p for p in TWO_CHAPTERS], folder)
+    for page in TWO_CHAPTERS:
+        assert again[f"zz/{page}"]["blocks"] == first[page]["blocks"]
+        assert again[f"zz/{page}"]["executed"] == 0
+
+
+def test_an_edit_deep_in_the_package_re_executes_the_pages_that_reach_it(scratch_project):
+    """Edit ``softmax`` in the scratch copy: a docstring changes nothing; a change
+    in its code re-executes every block of each page whose code reaches it (the
+    scaled dot-product chapter imports it), and nothing of a page that cannot."""
+    root, folder, _ = scratch_project
+    softmax = root / "attention_src" / "softmax.py"
+    text = softmax.read_text("utf-8")
+    pages = [root / "docs" / p for p in TWO_CHAPTERS]
+    reaches = {
+        p: "attention_src.softmax.softmax" in deps.reachable_code(*_targets(p))
+        for p in TWO_CHAPTERS
+    }
+    assert reaches["chapters/scaled-dot-product-attention.md"]
+    try:
+        softmax.write_text(text.replace('"""Numerically stable', '"""Reworded: stable', 1), "utf-8")
+        cosmetic = _render(root, pages, folder)
+        assert all(r["executed"] == 0 for r in cosmetic.values()), cosmetic
+        edited = text.replace(
+            "return (e / total).to(x.dtype)", "return (e / total * 1).to(x.dtype)"
+        )
+        assert edited != text, "the line to edit was not found in softmax.py"
+        softmax.write_text(edited, "utf-8")
+        after = _render(root, pages, folder)
+        for page in TWO_CHAPTERS:
+            want = after[page]["blocks"] if reaches[page] else 0
+            assert after[page]["executed"] == want, (page, after[page])
+    finally:
+        softmax.write_text(text, "utf-8")
+
+
+def _targets(page: str) -> list[str]:
+    return sorted({t for code in deps._code_cells(DOCS / page) for t in deps._imported(code)})
+
+
+@pytest.mark.docs
+def test_the_tests_reuse_every_output_the_build_stored(built_site):
+    """The build (built_site), ``serve`` and this renderer key every block alike:
+    after a build, rendering every page again executes nothing."""
+    pages = sorted(DOCS.rglob("*.md"))
+    reports = _render(ROOT, pages, store.store_dir())
+    executed = {name: r["executed"] for name, r in reports.items() if r["executed"]}
+    assert executed == {}
+    assert sum(r["blocks"] for r in reports.values()) > 300
