@@ -13,7 +13,7 @@ from .gqa import check_gqa
 from .loader import UsageError, load_target
 from .module import check_module
 from .rope import check_rope
-from .running import _describe_error
+from .running import _describe_error, _Timeout
 
 __all__ = ["main"]
 
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                 name=name,
                 call_limit=args.call_limit,
             )
-    except UsageError as error:
+    except (UsageError, _Timeout) as error:  # _Timeout: past --call-limit
         print(f"error: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # a case the checker did not foresee: one line
