@@ -316,17 +316,27 @@ def check_module(
 ) -> Report:
     """Check a multi-head attention module by behaviour.
 
-    ``factory(d_model, num_heads)`` builds an ``nn.Module`` whose
-    ``forward(x, mask=None)`` takes ``x`` ``(B, L, D)`` (``(L, B, D)`` with
-    ``seq_first``) and a bool mask ``(L, L)`` or ``(B, 1, L, L)``, and
-    returns the output or ``(output, weights)``. In ``eval()`` it must be
-    deterministic, keep the examples of a batch apart, be permutation
-    equivariant, leak nothing from later tokens under a causal mask (checked
-    by gradient), leave real tokens unchanged by padding, give a query with
-    no allowed key zero weights, return weights whose rows sum to 1, and —
+    ``factory(d_model, num_heads)`` (a class, or a function) builds an
+    ``nn.Module`` that takes ``x`` ``(B, L, D)`` (``(L, B, D)`` with
+    ``seq_first``) and returns the output or ``(output, weights)``. How it
+    is called is found by trying: ``forward(x)``, ``forward(x, mask)`` (the
+    mask second or by a name such as ``attn_mask``), ``forward(q, k, v[,
+    mask])``; a ``context=`` keyword is also called with a second sequence.
+    Its masks are handed over in the first layout — ``(L, S)``,
+    ``(B, 1, L, S)``, ``(B, L, S)``, key padding ``(B, S)`` — and encoding —
+    bool either way, or additive float — under which no output depends on a
+    blocked token. Without a mask argument it must be causal or
+    bidirectional (anything between is ``future-leak``). In ``eval()`` it
+    must be deterministic, keep the examples of a batch apart, be
+    permutation equivariant (a causal one: give a prefix its own outputs),
+    leak nothing from later tokens under a causal mask (checked by
+    gradient), leave real tokens unchanged by padding, give a query with no
+    allowed key zero weights, return weights whose rows sum to 1, and —
     where its softmax or ``F.scaled_dot_product_attention`` call can be seen
     — scale by 1/sqrt(head width), softmax over the keys, split and merge
-    the heads per token and keep the heads independent.
+    the heads per token and keep the heads independent. The report's first
+    note says what was found ("called as forward(x); causal built in; no
+    mask argument").
 
     Args:
         factory: the module class (or any callable building one). It is
@@ -338,14 +348,17 @@ def check_module(
         d_model: D of the module that is built.
         num_heads: H of the module that is built.
         name: what to call the module in the report.
+        call_limit: seconds one call of the reader's code may take.
 
     Returns:
         A ``Report``, root causes first, each with the symptoms it explains.
 
     Raises:
-        UsageError: (a ``ValueError``) not an ``nn.Module`` class, a
-            constructor or forward that cannot be called this way, or an
-            unknown option or device.
+        UsageError: (a ``ValueError``) a class that is not an ``nn.Module``,
+            a factory that cannot be called as ``factory(d_model,
+            num_heads)`` or does not return a module, a forward that no
+            calling convention fits, a call that does not return within
+            ``call_limit`` seconds, or an unknown option or device.
     """
     device = _check_options(mask_convention, device)
     _check_module_signature(factory, d_model, num_heads)

@@ -72,15 +72,20 @@ class _Timeout(BaseException):
     swallow it and loop on."""
 
 
-class _Output:
-    """What the reader's code printed while it was checked (kept, not shown)."""
+class _Output(io.TextIOBase):
+    """Where the reader's code prints while it is checked: the lines are
+    counted, and neither shown nor kept (pages of them cost nothing)."""
 
     def __init__(self):
-        self.buffer = io.StringIO()
+        super().__init__()
+        self.lines = 0
 
-    @property
-    def lines(self) -> int:
-        return len(self.buffer.getvalue().splitlines())
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.lines += text.count("\n")
+        return len(text)
 
 
 _OUTPUT = _Output()
@@ -102,9 +107,9 @@ def _guarded(what: str, limit: float | None = None):
     previous = signal.signal(signal.SIGALRM, expire) if timed else None
     if timed:
         signal.setitimer(signal.ITIMER_REAL, limit)
-    quiet = contextlib.redirect_stdout(_OUTPUT.buffer)
+    quiet = contextlib.redirect_stdout(_OUTPUT)
     try:
-        with quiet, contextlib.redirect_stderr(_OUTPUT.buffer):
+        with quiet, contextlib.redirect_stderr(_OUTPUT):
             yield
     finally:
         if timed:
