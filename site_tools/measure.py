@@ -1,7 +1,10 @@
 """Measure the site's build and reload times: ``python -m site_tools.measure``.
 
-- cold build: ``mkdocs build`` with empty caches (training and notebooks);
+- cold build: ``mkdocs build`` with empty caches (training, notebooks and the
+  store of executed outputs);
 - warm build: the same again, caches filled;
+- a comment-only copy: a copy of the edited page whose code differs only in
+  comments, rendered through the filled store (what a translated edition adds);
 - page reload: ``mkdocs serve --dirty`` running; append a line to one page and
   time until the served HTML shows it (default: the masks chapter);
 - code reload: add a statement inside ``causal_mask`` (``attention_src/masks.py``,
@@ -65,6 +68,37 @@ def _build(site_dir: str, env: dict) -> float:
     return time.perf_counter() - start
 
 
+def _reworded_copy(page: Path, tmp: str, env: dict) -> str:
+    """Render a copy of ``page`` whose code differs only in comments (as a
+    translated edition's does) through the store the builds filled: the time it
+    adds is its rendering alone, and it should execute nothing."""
+    copy = Path(tmp) / "edition" / page.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    lines, inside = [], False
+    for line in page.read_text("utf-8").split("\n"):
+        if line.lstrip().startswith("```"):
+            inside = not inside
+        elif inside and "  # " in line:
+            line = line.split("  # ")[0] + "  # 另一种语言的注释"
+        lines.append(line)
+    copy.write_text("\n".join(lines), "utf-8")
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "site_tools.parallel", str(copy)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seconds = time.perf_counter() - start
+    report = json.loads(proc.stdout.strip().splitlines()[-1])[0]
+    return (
+        f"{seconds:.1f} s (with the interpreter's start), "
+        f"{report['executed']} of {report['blocks']} blocks executed"
+    )
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -102,10 +136,13 @@ def main(argv: list[str] | None = None) -> None:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     if not args.reload_only:
         with tempfile.TemporaryDirectory() as tmp:
-            cold_env = dict(env, ATTENTION_CACHE_DIR=f"{tmp}/cache")
+            cold_env = dict(
+                env, ATTENTION_CACHE_DIR=f"{tmp}/cache", ATTENTION_EXEC_STORE=f"{tmp}/executed"
+            )
             shutil.rmtree(ROOT / ".cache" / "mkdocs-jupyter", ignore_errors=True)
             print(f"cold build: {_build(f'{tmp}/site', cold_env):.1f} s")
             print(f"warm build: {_build(f'{tmp}/site', cold_env):.1f} s")
+            print(f"a comment-only copy of {page.name}: {_reworded_copy(page, tmp, cold_env)}")
 
     port = _free_port()
     base = f"http://127.0.0.1:{port}/"

@@ -1,13 +1,19 @@
-"""The strict build, its reproducibility and its independence from other hosts."""
+"""The strict build, the reproducibility of its figures and its independence from other hosts."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from .conftest import ROOT, build_site
+from site_tools import store
+
+from .conftest import DOCS, ROOT
 
 EXTERNAL = re.compile(r"^(https?:)?//", re.IGNORECASE)
 
@@ -21,29 +27,48 @@ def test_strict_build_has_no_warnings(built_site):
     print(f"strict build: {built_site.seconds:.1f} s")
 
 
-def _figures(page) -> list[str]:
-    """The page's built figures, except plots of timings measured in every build
-    (``figure_html(..., measured=True)``)."""
-    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+def _figures(output: str) -> list[str]:
+    """The figures a block printed, except plots of timings measured when the
+    page ran (``figure_html(..., measured=True)``)."""
+    soup = BeautifulSoup(output, "html.parser")
     return [img["src"] for img in soup.select("figure.built-figure:not(.measured) img")]
 
 
-def test_two_builds_give_byte_identical_figures(built_site, tmp_path):
-    # Figures must not change from build to build. (Whole pages may: a few
-    # print timings measured during the build, and plot them in figures marked
-    # as measured, which are left out here.)
-    second = build_site(tmp_path / "again")
-    pages = sorted(p.relative_to(built_site.dir) for p in built_site.dir.rglob("*.html"))
-    assert pages, "the site has no pages"
-    counted = 0
-    differ = []
-    for p in pages:
-        first_figs, second_figs = _figures(built_site.dir / p), _figures(second.dir / p)
-        counted += len(first_figs)
-        if first_figs != second_figs:
-            differ.append(str(p))
+def test_figures_are_the_same_when_their_pages_run_again(built_site, tmp_path):
+    # Figures must not change from one execution to the next. The build stored
+    # every block's output (site_tools/store.py); the pages that draw figures run
+    # again, in parallel workers, into an empty store of their own (no rendering,
+    # no notebooks: the cheapest second execution), and every figure they print
+    # must be byte-identical to the stored one. (Whole outputs may differ: a few
+    # print timings, and plot them in figures marked as measured.)
+    pages = sorted(p for p in DOCS.rglob("*.md") if "figure_html(" in p.read_text("utf-8"))
+    assert len(pages) >= 15, "pages with figures not found"
+    scratch = tmp_path / "store"
+    env = dict(os.environ, ATTENTION_EXEC_STORE=str(scratch))
+    workers = str(os.cpu_count() or 1)
+    proc = subprocess.run(
+        [sys.executable, "-m", "site_tools.parallel", "--workers", workers, *map(str, pages)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    built = json.loads((store.store_dir() / store.PAGES).read_text("utf-8"))
+    again = json.loads((scratch / store.PAGES).read_text("utf-8"))
+    counted, differ = 0, []
+    for page in pages:
+        name = page.relative_to(DOCS).as_posix()
+        assert again[name]["keys"] == built[name]["keys"], f"{name}: other keys"
+        for index, key in enumerate(built[name]["keys"]):
+            first = _figures(store.read(key) or "")
+            second = _figures(store.read(key, scratch) or "")
+            counted += len(first)
+            if first != second:
+                differ.append(f"{name}, block {index}")
     assert counted > 0, "no built figures found"
-    assert differ == [], f"pages whose figures changed between two builds: {differ}"
+    assert differ == [], f"blocks whose figures changed when their page ran again: {differ}"
 
 
 def test_pages_do_not_mention_the_folders_they_were_built_in(built_site):

@@ -65,7 +65,7 @@ def copies_file(site: Path, source: Path) -> Path:
 def _run_all(site: Path, device: str) -> dict[str, dict]:
     files = {page_id(s): copies_file(site, s) for s in SOURCES}
     present = {k: f for k, f in files.items() if f.exists()}
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         reports = pool.map(lambda item: (item[0], run_page(item[1], device)), present.items())
         return dict(reports)
 
