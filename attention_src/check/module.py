@@ -156,6 +156,13 @@ def _padding_facts(probe, facts, convention) -> None:
 
 def _fully_masked_facts(probe, facts, convention) -> None:
     layout = probe.masks.layout(False, probe.runs)
+    if convention == "float":  # what such a row gets is the caller's fill
+        facts["notes"].append(
+            "a query with no allowed key was not checked: with a mask added to "
+            "the scores, what it gets depends on the fill the caller picks "
+            "(-inf gives NaN, torch.finfo(dtype).min uniform weights)"
+        )
+        layout = None
     if layout in (None, "BS"):
         _drop_checks(facts, "no allowed key")
     if layout is None:
