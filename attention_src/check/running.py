@@ -114,7 +114,8 @@ def _guarded(what: str, limit: float | None = None):
     finally:
         if timed:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            if previous is not None:  # None: a handler set outside Python
+                signal.signal(signal.SIGALRM, previous)
 
 
 def _describe_error(error: BaseException) -> str:
