@@ -147,6 +147,18 @@ def test_a_constructor_that_does_not_fit_is_told_to_use_a_factory():
     with pytest.raises(UsageError, match=r"write a one-line factory, def build\(d_model"):
         check_module(entry.MultiHeadAttention)
 
+    def not_a_module(d_model, num_heads):
+        return torch.zeros(d_model, num_heads)
+
+    def hangs(d_model, num_heads):
+        while True:
+            pass
+
+    with pytest.raises(UsageError, match=r"not_a_module\(12, 3\) returned a Tensor, not an"):
+        check_module(not_a_module, device="cpu")
+    with pytest.raises(UsageError, match=r"hangs\(12, 3\) did not return within 0\.5 s"):
+        check_module(hangs, device="cpu", call_limit=0.5)
+
 
 def test_root_cause_first_symptoms_under_it(device):
     """A wrong head split also leaks and breaks equivariance: one finding, symptoms under it."""
