@@ -6,16 +6,18 @@ features, just before the dot product. The score of a query at position ``p``
 and a key at position ``j`` then depends on their contents and on ``j - p``
 only: the absolute positions cancel.
 
-The layout is Llama's ("rotate half"): feature ``i`` of the first half of the
-head pairs with feature ``i`` of the second half, and the pair turns by the
-angle ``position * base ** (-2 i / Dh)``. This is exactly transformers'
-``apply_rotary_pos_emb`` with ``LlamaRotaryEmbedding``.
-
-DeepSeek's models (and the original RoFormer) pair neighbouring features
-instead: feature ``2 i`` with feature ``2 i + 1``. Every function here takes
-``interleaved=True`` for that layout; the angles are the same, only which
-feature pairs with which changes, so a model must use one layout for its
-angles and its rotations alike.
+The default layout is "rotate half", as in GPT-NeoX and transformers' Llama:
+feature ``i`` of the first half of the head pairs with feature ``i`` of the
+second half, and the pair turns by the angle ``position * base ** (-2 i / Dh)``.
+This is exactly transformers' ``apply_rotary_pos_emb`` with
+``LlamaRotaryEmbedding``. The RoFormer paper and Meta's reference Llama code
+pair neighbouring features instead, feature ``2 i`` with feature ``2 i + 1``
+(transformers' conversion of Meta's checkpoints reorders the rows of the query
+and key projections to match rotate half), and so do DeepSeek's models.
+:func:`rope_angles`, :func:`rope_rotate`, :func:`apply_rope` and
+:class:`RotaryEmbedding` take ``interleaved=True`` for that layout; the
+angles are the same, only which feature pairs with which changes, so a model
+must use one layout for its angles and its rotations alike.
 
 In a model the angles are computed once per forward, by the model's
 :class:`RotaryEmbedding`, and handed to every attention layer, which rotates
