@@ -249,8 +249,10 @@ def _cross_facts(probe, facts) -> None:
     x = probe.leaf()
     out, _, error = probe.run(x, context=context)
     shape = f"a context {shape_str(context.shape)} (B, S, D)"
-    if error is not None:
-        facts["crash"].append(f"{error} with {shape}")
+    if error is not None:  # built for self-attention only, as it may be
+        facts["notes"].append(
+            f"cross-attention was not checked: it {error} with {shape}"
+        )
         return
     facts["checks"].append("with a context, each output uses its own query only")
     dep = probe.token_matrix(out, x)
