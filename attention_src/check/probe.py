@@ -53,9 +53,12 @@ class _Call:
     mask: str | None = None
     required: bool = False
     context: str | None = None
+    keywords: tuple[str, ...] = ()  # q, k and v by these names, keyword-only
 
     def describe(self) -> str:
         names = "x" if self.inputs == 1 else "q, k, v"
+        if self.keywords:
+            names = ", ".join(f"{n}=..." for n in self.keywords)
         if self.mask == "":
             names += ", mask"
         elif self.mask:
@@ -65,6 +68,8 @@ class _Call:
     def arguments(self, x, mask=None, context=None) -> tuple[list, dict]:
         kv = x if context is None else context
         args, kwargs = ([x, kv, kv] if self.inputs == 3 else [x]), {}
+        if self.keywords:
+            args, kwargs = [], dict(zip(self.keywords, [x, kv, kv], strict=True))
         if context is not None and self.inputs == 1:
             kwargs[self.context] = context
         if self.mask is not None and (mask is not None or self.required):
@@ -111,6 +116,12 @@ def _candidates(forward) -> list[_Call]:
             calls.append(_Call(inputs, "", required, context))
         elif _binds(sig, *dummy):
             calls.append(_Call(inputs, None, False, context))
+    for names in (("query", "key", "value"), ("q", "k", "v")):  # keyword-only
+        if not calls and all(n in named for n in names):
+            extra = {mask: 0} if mask else {}
+            if _binds(sig, **dict.fromkeys(names, 0), **extra):
+                required = bool(mask) and params[mask].default is params[mask].empty
+                calls.append(_Call(3, mask, required, context, names))
     return calls
 
 
