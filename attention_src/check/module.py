@@ -70,8 +70,8 @@ def _causal_facts(probe, facts, convention, explicit) -> str:
     if layout is None:
         what = "a mask on earlier tokens" if probe.causal else "a causal mask"
         facts["notes"].append(
-            f"{what} was not checked: the module takes key padding masks (B, S) "
-            "only"
+            f"{what} was not checked: the module takes {probe.masks.describe()} "
+            "only, which cannot say it"
         )
         _drop_checks(facts, "causal mask", "(B, 1, L, L)")
         return convention
@@ -86,7 +86,8 @@ def _causal_facts(probe, facts, convention, explicit) -> str:
         facts["crash"].append(f"{error} with {what} {LAYOUTS[layout]}")
         return convention
     dep = probe.token_matrix(out, x)
-    others = [lay for lay in probe.masks.layouts if lay not in (layout, "BS")]
+    skip = (layout, "BS", "lengths")
+    others = [lay for lay in probe.masks.layouts if lay not in skip]
     if not probe.masks.found:
         others = ["B1LS"] if layout == "LS" else []
     for other in others:
@@ -163,14 +164,14 @@ def _fully_masked_facts(probe, facts, convention) -> None:
             "(-inf gives NaN, torch.finfo(dtype).min uniform weights)"
         )
         layout = None
-    if layout in (None, "BS"):
+    if layout in (None, "BS", "lengths"):
         _drop_checks(facts, "no allowed key")
     if layout is None:
         return  # (L, S) masks only: noted under padding
-    if layout == "BS":
+    if layout in ("BS", "lengths"):
         facts["notes"].append(
-            "a query with no allowed key was not checked: the module takes key "
-            "padding masks (B, S), which cannot say it"
+            "a query with no allowed key was not checked: the module takes "
+            f"{LAYOUTS[layout]} masks only, which cannot say it"
         )
         return
     real = padding_mask(torch.tensor([L, 3], device=probe.device), L)

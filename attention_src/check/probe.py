@@ -34,6 +34,7 @@ LAYOUTS = {
     "B1LS": "(B, 1, L, S)",
     "BLS": "(B, L, S)",
     "BS": "(B, S) key padding",
+    "lengths": "(B,) valid lengths",
 }
 ENCODINGS = {
     "allow": "bool, True = may attend",
@@ -160,10 +161,14 @@ def _encode(allow: torch.Tensor, layout: str, encoding: str):
         mask = full[0, 0]
     elif layout == "BLS":
         mask = full[:, 0]
-    elif layout == "BS":
+    elif layout in ("BS", "lengths"):
         if not (full == full[:, :, :1]).all():
             return None
         mask = full[:, 0, 0]
+        if layout == "lengths":  # the first n keys of each example
+            n = mask.sum(dim=-1)
+            prefix = torch.arange(mask.size(-1), device=mask.device) < n[:, None]
+            return n if torch.equal(prefix, mask) else None
     else:
         mask = full
     if encoding == "block":
@@ -187,7 +192,9 @@ class _Masks:
     def layout(self, uniform: bool, runs=()) -> str | None:
         """The layout to pass a mask in: one of the layouts found, else the
         first that ``runs`` (the layouts the module did not raise on)."""
-        order = ["LS", "B1LS", "BLS"] if uniform else ["B1LS", "BLS", "BS"]
+        order = (
+            ["LS", "B1LS", "BLS"] if uniform else ["B1LS", "BLS", "BS", "lengths"]
+        )
         if self.found:
             return next((lay for lay in order if lay in self.layouts), None)
         if not (set(runs) & set(order)) and not (uniform and "BS" in runs):
@@ -195,7 +202,9 @@ class _Masks:
         return next((lay for lay in order if lay in runs), None)
 
     def describe(self) -> str:
-        shapes = ", ".join(LAYOUTS[lay] for lay in self.layouts)
+        if self.layouts == ["lengths"]:
+            return f"masks as {LAYOUTS['lengths']}"
+        shapes = ", ".join(LAYOUTS[lay] for lay in self.layouts if lay != "lengths")
         return f"masks {shapes}, {ENCODINGS[self.encoding]}"
 
 
@@ -348,7 +357,7 @@ def _find_masks(probe: _Probe, encodings: list[str]) -> tuple[_Masks, list[str]]
         [[L], [3]], device=probe.device
     )
     pad = real[:, None, None, :]  # (B, 1, 1, L): keys of example 1 end at 3
-    tests = {"LS": band[:1], "B1LS": band, "BLS": band, "BS": pad}
+    tests = {"LS": band[:1], "B1LS": band, "BLS": band, "BS": pad, "lengths": pad}
     runs, found = [], {}
     for encoding in encodings:
         for layout, allow in tests.items():
