@@ -57,7 +57,11 @@ def _code_cells(source: Path) -> list[str]:
     if source.suffix == ".ipynb":
         cells = json.loads(text)["cells"]
         return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    return [m["code"] for m in FENCE.finditer(text)]
+    return _fences(text)
+
+
+def _fences(markdown: str) -> list[str]:
+    return [m["code"] for m in FENCE.finditer(markdown)]
 
 
 def _imported(code: str) -> list[str]:
@@ -74,8 +78,17 @@ def _imported(code: str) -> list[str]:
 
 
 def page_fingerprints(source: Path) -> dict[str, str]:
-    """``{"listings": ..., "code": ...}`` for one page (markdown or notebook)."""
+    """``{"listings", "code", "runs", "data"}`` for one page (markdown or notebook)."""
     text = source.read_text(encoding="utf-8")
+    return _fingerprints(text, _code_cells(source))
+
+
+def markdown_fingerprints(markdown: str) -> dict[str, str]:
+    """:func:`page_fingerprints` of a page's Markdown text."""
+    return _fingerprints(markdown, _fences(markdown))
+
+
+def _fingerprints(text: str, cells: list[str]) -> dict[str, str]:
     listings = hashlib.sha256()
     targets: list[str] = []
     for match in INCLUDE.finditer(text):
@@ -83,7 +96,7 @@ def page_fingerprints(source: Path) -> dict[str, str]:
         listings.update(f"{match[0]}\0{body}\0".encode())
         module = match["path"][:-3].replace("/", ".")
         targets += [f"{module}:{name}" for name in _defined(body)]
-    for code in _code_cells(source):
+    for code in cells:
         targets += _imported(code)
     runs = hashlib.sha256()  # what the page's blocks run: the code they reach
     reached = reachable_code(*sorted(set(targets)))
@@ -93,7 +106,7 @@ def page_fingerprints(source: Path) -> dict[str, str]:
         runs.update(tool.read_bytes())
     code = hashlib.sha256(listings.digest() + runs.digest())
     data = hashlib.sha256()
-    for path in data_files_read(_code_cells(source), reached.values()):
+    for path in data_files_read(cells, reached.values()):
         data.update(f"{path.name}\0{hashlib.sha256(path.read_bytes()).hexdigest()}\0".encode())
     return {
         "listings": listings.hexdigest(),

@@ -42,7 +42,14 @@ from markdown_exec import (
 from site_tools import store
 
 _SESSIONS: dict[str, dict] = {}
+_FORMATTING: list[str] = []  # blocks being formatted (markdown-exec renders Markdown inside)
 _BLOCKS = count()
+
+
+def formatting_a_block() -> bool:
+    """Whether a block is being formatted: a Markdown rendering now is part of it
+    (markdown-exec renders the block's source and output as Markdown), not a page."""
+    return bool(_FORMATTING)
 
 
 def reset_sessions() -> None:
@@ -138,5 +145,11 @@ def formatter(source, language, css_class, options, md, **kwargs):
     raises = options.get("extra", {}).pop("raises", None)
     if raises and not options.get("result"):
         options["result"] = "text"
-    rendered = base_format(language=language, run=_runner(raises), code=source, md=md, **options)
+    _FORMATTING.append(source)
+    try:
+        rendered = base_format(
+            language=language, run=_runner(raises), code=source, md=md, **options
+        )
+    finally:
+        _FORMATTING.pop()
     return _mark_boxes(str(rendered), raises, bool(options.get("result")))

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from site_tools import copytext, deps, fences, figures, numbering, parallel, store
+from site_tools import copytext, deps, numbering, parallel, store
 
 log = logging.getLogger("mkdocs.hooks")
 NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
@@ -106,7 +106,7 @@ def _run_pages_in_parallel(files, config) -> None:
         if not (file.abs_src_path or "").endswith(".md"):
             continue
         rendered = not dirty or not Path(file.abs_dest_path).exists() or file.is_modified()
-        if rendered and store.needs_run(Path(file.abs_src_path), file.src_uri):
+        if rendered and store.needs_run(Path(file.abs_src_path).read_text("utf-8")):
             stale.append((Path(file.abs_src_path), file.src_uri))
     if len(stale) < 2:
         return
@@ -204,22 +204,8 @@ def on_post_build(config, **kwargs):
         TRIGGER.touch()  # mkdocs serve watches it: the second build starts now
 
 
-def on_page_markdown(markdown, page, config, files, **kwargs):
-    # A reader pastes each page into a fresh Python session: so does the build.
-    fences.reset_sessions()
-    source = page.file.abs_src_path or ""
-    if source.endswith(".md"):
-        store.begin_page(Path(source), page.file.src_uri)
-    return markdown
-
-
 def on_page_content(html, page, config, files, **kwargs):
-    store.end_page()
-    # Captions and alt texts are prose after the block that draws the figure:
-    # move them into their figures (site_tools/figures.py).
-    html, problems = figures.attach_text(html)
-    for problem in problems:
-        log.warning("%s: %s", page.file.src_uri, problem)
+    store.end_page()  # record what the page's blocks used (site_tools/store.py)
     # Figures printed by code blocks are raw HTML that MkDocs' link check does not
     # see: make their ids valid anchors, for links like [figure #](#fig-…).
     if getattr(page, "present_anchor_ids", None) is not None:

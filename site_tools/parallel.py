@@ -22,7 +22,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from site_tools import fences, store
+from site_tools import store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,24 +30,24 @@ ROOT = Path(__file__).resolve().parents[1]
 def render_page(source: Path, name: str, extensions: list, configs: dict) -> dict:
     """Render one page's Markdown here, running (or reusing) its blocks.
 
-    Returns ``{"page", "blocks", "executed", "replayed", "error"}``.
+    The site's extensions include :mod:`site_tools.pages`, which opens and
+    closes the page in the store, as in the build. Returns
+    ``{"page", "blocks", "executed", "replayed", "error"}``.
     """
     import markdown
 
     counts = len(store.STATS.executed), len(store.STATS.replayed)
-    fences.reset_sessions()
-    store.begin_page(Path(source), name)
+    text = Path(source).read_text("utf-8")
     try:
-        markdown.Markdown(extensions=extensions, extension_configs=configs).convert(
-            Path(source).read_text("utf-8")
-        )
+        markdown.Markdown(extensions=extensions, extension_configs=configs).convert(text)
         error = None
     except Exception as exc:  # the build itself will run the page and report it
         error = f"{type(exc).__name__}: {exc}"
-    keys = store.end_page()
+    store.end_page()
+    record = store.page_record(text) or {"keys": []}
     return {
         "page": name,
-        "blocks": len(keys),
+        "blocks": len(record["keys"]),
         "executed": len(store.STATS.executed) - counts[0],
         "replayed": len(store.STATS.replayed) - counts[1],
         "error": error,

@@ -85,33 +85,33 @@ def _environment() -> str:
 
 @dataclass
 class _Page:
-    name: str  # the page's path relative to the docs folder, for the record
-    base: str  # environment and fingerprints
-    text: str  # hash of the page's source
+    markdown: str
+    text: str  # hash of the page's Markdown: its record in the store
+    base: str | None = None  # environment and fingerprints, computed at the first block
     chain: hashlib._Hash = field(default_factory=hashlib.sha256)
     index: int = 0
     keys: list[str] = field(default_factory=list)
     pending: list[tuple[str, str | None, str | None]] = field(default_factory=list)
 
 
-_PAGE: list[_Page] = []  # the page being rendered (one at a time per process)
+_PAGE: list[_Page] = []  # the page being rendered, if any
 TORCH_FRESH_SEED = 67280421310721  # torch's default seed in a fresh interpreter
 
 
-def _page_base(source: Path) -> str:
-    from site_tools.deps import page_fingerprints
+def _page_base(markdown: str) -> str:
+    from site_tools.deps import markdown_fingerprints
 
-    prints = page_fingerprints(source)
+    prints = markdown_fingerprints(markdown)
     base = "\0".join([_environment(), prints["runs"], prints["data"]])
     return hashlib.sha256(base.encode()).hexdigest()
 
 
-def _text_hash(source: Path) -> str:
-    return hashlib.sha256(source.read_bytes()).hexdigest()
+def _text_hash(markdown: str) -> str:
+    return hashlib.sha256(markdown.encode("utf-8")).hexdigest()
 
 
-def begin_page(source: Path, name: str | None = None) -> None:
-    """Start a page: its blocks are keyed on its fingerprints from now on.
+def begin_page(markdown: str) -> None:
+    """Start a page (given its Markdown): its blocks are keyed on its code from now on.
 
     The random generators start as a reader's fresh interpreter has them
     (torch's default seed; Python's and NumPy's seeded with 0), so that a page's
@@ -125,18 +125,33 @@ def begin_page(source: Path, name: str | None = None) -> None:
     torch.manual_seed(TORCH_FRESH_SEED)
     random.seed(0)
     np.random.seed(0)
-    _PAGE[:] = [_Page(name or source.name, _page_base(source), _text_hash(source))]
+    end_page()  # the page before, if nothing closed it
+    _PAGE.append(_Page(markdown, _text_hash(markdown)))
 
 
 def end_page() -> list[str]:
-    """Finish the page; returns the keys its blocks used, in order."""
+    """Finish the page and record the keys its blocks used (returned, in order).
+
+    Called after a page is rendered (the build's hook, :mod:`site_tools.parallel`),
+    or by the next :func:`begin_page`. (Python-Markdown runs postprocessors on
+    fragments too, such as headings, so the end of a page is not an extension's
+    event.)"""
     page = _PAGE.pop() if _PAGE else None
     if page is None:
         return []
     folder = store_dir()
-    if folder is not None:
-        _record(folder, page.name, {"keys": page.keys, "text": page.text, "base": page.base})
+    if folder is not None and page.keys:
+        _record(folder, page.text, {"keys": page.keys, "base": page.base})
     return page.keys
+
+
+def page_record(markdown: str, folder: Path | None = None) -> dict | None:
+    """What the store recorded for a page with this Markdown: ``{"keys", "base"}``."""
+    folder = folder or store_dir()
+    try:
+        return json.loads((folder / PAGES).read_text("utf-8")).get(_text_hash(markdown))
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def _entry(folder: Path, key: str) -> Path:
@@ -198,10 +213,12 @@ def output_for(
     if not _PAGE:
         return run(code, session, raises)
     page = _PAGE[-1]
+    if page.base is None:
+        page.base = _page_base(page.markdown)
     page.chain.update(f"{code_shape(code)}\0{session}\0{raises}\0".encode())
     key = hashlib.sha256(f"{page.base}\0{page.chain.hexdigest()}".encode()).hexdigest()[:32]
     page.keys.append(key)
-    where = (page.name, page.index)
+    where = (page.text[:12], page.index)
     page.index += 1
     stored = read(key)
     if stored is not None:
@@ -211,7 +228,7 @@ def output_for(
     # Rebuild the state the block expects, then run it.
     for index, (earlier, earlier_session, earlier_raises) in enumerate(page.pending):
         run(earlier, earlier_session, earlier_raises)
-        STATS.replayed.append((page.name, where[1] - len(page.pending) + index))
+        STATS.replayed.append((where[0], where[1] - len(page.pending) + index))
     page.pending.clear()
     output = run(code, session, raises)
     STATS.executed.append(where)
@@ -220,7 +237,7 @@ def output_for(
 
 
 def _record(folder: Path, name: str, record: dict) -> None:
-    """Remember which entries the page used (for :func:`needs_run` and pruning)."""
+    """Remember which entries the page used (for :func:`needs_run`)."""
     path = folder / PAGES
     folder.mkdir(parents=True, exist_ok=True)
     for _ in range(20):  # several processes may record at once
@@ -255,18 +272,13 @@ def prune(started: float, folder: Path | None = None) -> int:
     return removed
 
 
-def needs_run(source: Path, name: str, folder: Path | None = None) -> bool:
-    """Whether a page may have a block without a stored output: its source or
-    its fingerprints changed since its last rendering, or an entry it used is gone."""
+def needs_run(markdown: str, folder: Path | None = None) -> bool:
+    """Whether a page may have a block without a stored output: the page, or the
+    code it reaches, changed since it was last rendered, or an entry it used is gone."""
     folder = folder or store_dir()
-    if folder is None:
+    if folder is None or 'exec="' not in markdown:
         return False
-    try:
-        record = json.loads((folder / PAGES).read_text("utf-8")).get(name)
-    except (OSError, ValueError):
-        return True
-    if not record or record.get("text") != _text_hash(source):
-        return True
-    if record.get("base") != _page_base(source):
+    record = page_record(markdown, folder)
+    if not record or record.get("base") != _page_base(markdown):
         return True
     return not all(_entry(folder, key).exists() for key in record["keys"])

@@ -55,18 +55,18 @@ def test_figures_are_the_same_when_their_pages_run_again(built_site, tmp_path):
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    built = json.loads((store.store_dir() / store.PAGES).read_text("utf-8"))
-    again = json.loads((scratch / store.PAGES).read_text("utf-8"))
     counted, differ = 0, []
     for page in pages:
-        name = page.relative_to(DOCS).as_posix()
-        assert again[name]["keys"] == built[name]["keys"], f"{name}: other keys"
-        for index, key in enumerate(built[name]["keys"]):
+        text = page.read_text("utf-8")
+        built, again = store.page_record(text), store.page_record(text, scratch)
+        assert built is not None and again is not None, f"{page.name}: not in the store"
+        assert again["keys"] == built["keys"], f"{page.name}: other keys"
+        for index, key in enumerate(built["keys"]):
             first = _figures(store.read(key) or "")
             second = _figures(store.read(key, scratch) or "")
             counted += len(first)
             if first != second:
-                differ.append(f"{name}, block {index}")
+                differ.append(f"{page.relative_to(DOCS)}, block {index}")
     assert counted > 0, "no built figures found"
     assert differ == [], f"blocks whose figures changed when their page ran again: {differ}"
 
@@ -120,7 +120,6 @@ def test_figures_are_svg_with_alt_text(built_site):
 def test_labs_offer_their_notebook_for_download(built_site):
     """The labs say "download it (button at the top of the page)": the button is there
     and its relative link reaches the notebook the build copied next to the page."""
-    import json
 
     labs = [p.parent for p in (built_site.dir / "labs").glob("*/index.html")]
     assert len(labs) >= 2, "the labs were not built"

@@ -116,7 +116,7 @@ def _run_blocks(page: Path, blocks, monkeypatch, folder: Path) -> list[int]:
         ran.append(code)
         return f"ran {len(code)}\n"
 
-    store.begin_page(page, page.name)
+    store.begin_page(page.read_text("utf-8"))
     executed_before = len(store.STATS.executed)
     outputs = [store.output_for(code, session, raises, run) for code, session, raises in blocks]
     store.end_page()
@@ -185,13 +185,13 @@ def _pages_reading(name: str) -> set[str]:
 
 def test_a_changed_data_file_re_executes_exactly_the_pages_that_read_it(tmp_path, monkeypatch):
     pages = sorted(DOCS.rglob("*.md"))
-    before = {p.relative_to(DOCS).as_posix(): store._page_base(p) for p in pages}
+    before = {p.relative_to(DOCS).as_posix(): store._page_base(p.read_text("utf-8")) for p in pages}
     data = tmp_path / "data"
     shutil.copytree(deps.DATA, data)
     results = data / "benchmark-cpu.json"
     results.write_bytes(results.read_bytes() + b"\n")  # new bytes, the same results
     monkeypatch.setattr(deps, "DATA", data)
-    after = {p.relative_to(DOCS).as_posix(): store._page_base(p) for p in pages}
+    after = {p.relative_to(DOCS).as_posix(): store._page_base(p.read_text("utf-8")) for p in pages}
     changed = {page for page in before if before[page] != after[page]}
     assert changed == _pages_reading("benchmark-cpu.json")
     assert changed  # the benchmark is plotted somewhere
