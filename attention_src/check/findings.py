@@ -199,8 +199,7 @@ KINDS = [
         "decode-position-offset",
         "a cached decoding step gives its new tokens the wrong positions "
         "(positions restart at 0 instead of after the cached ones)",
-        "rotate the new tokens at positions cache_length .. cache_length + "
-        "L - 1",
+        "rotate the new tokens at positions cache_length .. cache_length + L - 1",
         _PAGE,
         "decode",
     ),
