@@ -156,7 +156,8 @@ SHOWS = {
         "test_what_the_reader_copies_runs[cpu-chapters/masks.md]",
         "test_what_the_reader_copies_runs[cuda-chapters/masks.md]",
         "test_fences_are_written_so_that_the_build_sees_them[chapters/masks.md]",
-        "3/",  # "3/N tests collected": those three and nothing else
+        "test_figure_captions_and_alt_texts_are_prose_not_code[chapters/masks.md]",
+        "4/",  # "4/N tests collected": those four and nothing else
     ],
     ".venv/bin/python -m attention_src.bench --help": ["--quick", "--out", "--sections"],
     ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--masks.json": [
