@@ -90,8 +90,21 @@ def prefill(
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")  # a fresh interpreter, like a reader's
-    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+    workers = min(workers, len(jobs))
+    # One worker per core, each with its share of the threads: torch's default of
+    # one thread per core in every worker oversubscribes the cores (measured: 4
+    # light pages on 2 cores, 2 workers took 15.1 s with the default, 9.7 s with 1).
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_share_threads, initargs=(threads,)
+    ) as pool:
         return list(pool.map(_render, jobs))
+
+
+def _share_threads(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
 
 
 def main(argv: list[str] | None = None) -> None:
