@@ -29,6 +29,7 @@ TRIGGER = ROOT / ".cache" / "site-deps" / "second-build"
 
 def on_pre_build(config, **kwargs) -> None:
     _STARTED[:] = [time.time()]
+    store.forget_code()
     # Under `mkdocs serve` the Python process lives on between rebuilds. Drop
     # the book's modules so that the next build imports the edited source
     # instead of running stale code on the pages.
@@ -98,9 +99,13 @@ def on_files(files, config, **kwargs):
 def _run_pages_in_parallel(files, config) -> None:
     """Execute the blocks of the pages this build renders that the store cannot
     serve, in worker processes (site_tools/store.py), before MkDocs renders them
-    one by one: then the rendering only reads the store. A single page runs in
-    the build itself (a worker would cost more than it saves)."""
+    one by one: then the rendering only reads the store. A single page, and the
+    pages of a rebuild under ``serve``, run in the build itself (a worker would
+    cost more than it saves: it imports torch first)."""
     dirty = bool(os.environ.get("ATTENTION_SERVE_DIRTY"))
+    pages = [f for f in files.documentation_pages() if f.abs_src_path]
+    if dirty and any(Path(f.abs_dest_path).exists() for f in pages):
+        return  # a rebuild under serve: its pages run here, where torch is imported already
     stale = []
     for file in files.documentation_pages():
         if not (file.abs_src_path or "").endswith(".md"):

@@ -98,12 +98,23 @@ _PAGE: list[_Page] = []  # the page being rendered, if any
 TORCH_FRESH_SEED = 67280421310721  # torch's default seed in a fresh interpreter
 
 
-def _page_base(markdown: str) -> str:
-    from site_tools.deps import markdown_fingerprints
+_BASES: dict[str, str] = {}  # page text hash -> base, for one build (forget_code clears it)
 
-    prints = markdown_fingerprints(markdown)
-    base = "\0".join([_environment(), prints["runs"], prints["data"]])
-    return hashlib.sha256(base.encode()).hexdigest()
+
+def _page_base(markdown: str) -> str:
+    text = _text_hash(markdown)
+    if text not in _BASES:
+        from site_tools.deps import markdown_fingerprints
+
+        prints = markdown_fingerprints(markdown)
+        base = "\0".join([_environment(), prints["runs"], prints["data"]])
+        _BASES[text] = hashlib.sha256(base.encode()).hexdigest()
+    return _BASES[text]
+
+
+def forget_code() -> None:
+    """Forget the pages' fingerprints: the code may have changed (a new build)."""
+    _BASES.clear()
 
 
 def _text_hash(markdown: str) -> str:
