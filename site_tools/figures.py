@@ -35,11 +35,6 @@ from attention_src.plotting import figure_to_svg
 ALT_SLOT = '<p class="figure-alt-slot"></p>'  # an alt text shown as text (no image)
 
 
-def caption_html(caption: str) -> str:
-    """A caption as HTML: escaped, with `backticks` shown as code."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(caption))
-
-
 def svg_img(fig) -> str:
     """The figure as an ``<img>`` holding its SVG as a data URI, its alt text to come."""
     data = base64.b64encode(figure_to_svg(fig).encode("utf-8")).decode("ascii")

@@ -40,7 +40,6 @@ import json
 import os
 import platform
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,6 +198,11 @@ def write(key: str, output: str, folder: Path | None = None) -> None:
     path = _entry(folder, key)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"key": key, "sha256": hashlib.sha256(output.encode()).hexdigest(), "output": output}
+    _write_json(path, data)
+
+
+def _write_json(path: Path, data) -> None:
+    """Write ``path`` whole or not at all: a temporary file beside it, then a rename."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -251,18 +255,12 @@ def _record(folder: Path, name: str, record: dict) -> None:
     """Remember which entries the page used (for :func:`needs_run`)."""
     path = folder / PAGES
     folder.mkdir(parents=True, exist_ok=True)
-    for _ in range(20):  # several processes may record at once
-        try:
-            pages = json.loads(path.read_text("utf-8")) if path.exists() else {}
-        except ValueError:
-            time.sleep(0.05)
-            continue
-        pages[name] = record
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-pages-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(pages, handle, indent=0, sort_keys=True)
-        os.replace(tmp, path)
-        return
+    try:  # written whole by _write_json, so never read half-written
+        pages = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        pages = {}
+    pages[name] = record
+    _write_json(path, pages)
 
 
 def prune(started: float, folder: Path | None = None) -> int:
@@ -277,7 +275,7 @@ def prune(started: float, folder: Path | None = None) -> int:
         if path.stat().st_mtime < started:
             path.unlink(missing_ok=True)
             removed += 1
-    for tmp in folder.glob("*/.tmp-*"):  # left by a killed process
+    for tmp in [*folder.glob(".tmp-*"), *folder.glob("*/.tmp-*")]:  # left by a killed process
         if tmp.stat().st_mtime < started:
             tmp.unlink(missing_ok=True)
     return removed
