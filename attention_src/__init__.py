@@ -25,6 +25,7 @@ from .encoder import Encoder, EncoderLayer
 from .experiments.classifier import EncoderClassifier, order_task_batch
 from .experiments.copy_task import copy_task_batch, train_copy_model
 from .experiments.partner import partner_batch, train_partner_attention
+from .experiments.position_schemes import run_position_experiment
 from .experiments.seq2seq_task import (
     accuracy_by_length,
     accuracy_by_position,
@@ -60,7 +61,12 @@ from .experiments.tasks import (
     weight_on_expected,
     zero_values,
 )
-from .experiments.training import train_loop, train_order_classifier, warmup_factor
+from .experiments.training import (
+    train,
+    train_loop,
+    train_order_classifier,
+    warmup_factor,
+)
 from .feed_forward import FeedForward
 from .gqa import GroupedQueryAttention, grouped_query_attention, repeat_kv
 from .kv_cache import (
@@ -77,6 +83,7 @@ from .latent_attention import (
 )
 from .masks import causal_mask, document_mask, padding_mask, prefix_lm_mask
 from .models import load_minilm, load_smollm2
+from .models.gguf_weights import unpermute_qk
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .plotting import figure_to_svg, plot_attention, plot_attention_grid
 from .positional import (
@@ -105,7 +112,7 @@ from .swiglu import SwiGLU
 from .windows import sliding_window_mask
 
 __all__ = [
-    # chapter 1: why attention, the Seq2Seq bottleneck
+    # chapter 1: Why attention: the Seq2Seq bottleneck
     "BOS",
     "make_seq2seq_batch",
     "shift_right",
@@ -116,41 +123,36 @@ __all__ = [
     "accuracy_by_position",
     "run_seq2seq_experiment",
     "probe_final_state",
-    # chapter 2: attention as a soft lookup
+    "train",
+    # chapter 2: Attention as a soft lookup
     "hard_lookup",
     "soft_lookup",
     "AdditiveAttention",
-    # chapter 3: queries, keys and values
+    # chapter 3: Where Q, K and V come from
     "SelfAttention",
     "partner_batch",
     "PartnerAttention",
     "train_partner_attention",
-    # chapter 4: softmax and scaled dot-product attention
+    # chapter 4: Scaled dot-product attention
     "softmax",
     "scaled_dot_product_attention",
-    # chapter 5: why divide by sqrt(d_k)
+    # chapter 5: Why divide by √dₖ, and a stable softmax
     "random_dot_products",
     "softmax_entropy",
     "softmax_jacobian",
     "softmax_jacobian_norm",
     "variance_sweep",
     "saturation_sweep",
-    # chapter 6: masks
+    # chapter 6: Masks
     "causal_mask",
     "padding_mask",
     "prefix_lm_mask",
     "document_mask",
-    # chapter 7: multi-head attention
+    # chapter 7: Multi-head attention
     "MultiHeadAttention",
     "split_heads",
     "merge_heads",
-    # chapter 8: causal self-attention, a decoder-only LM
-    "DecoderBlock",
-    "DecoderOnlyLM",
-    "greedy_decode",
-    "copy_task_batch",
-    "train_copy_model",
-    # chapter 9: positional encoding
+    # chapter 8: Positional encoding
     "sinusoidal_positional_encoding",
     "PositionalEncoding",
     "sinusoidal_shift_matrix",
@@ -161,17 +163,24 @@ __all__ = [
     "train_tagger",
     "previous_token_accuracy",
     "run_tagger_experiment",
-    # chapter 10: feed-forward, residuals, LayerNorm
+    # chapter 9: The rest of the block: feed-forward, residuals, LayerNorm
     "FeedForward",
-    # chapter 11: the encoder
+    # chapter 10: The encoder, assembled
     "EncoderLayer",
     "Encoder",
     "EncoderClassifier",
     "order_task_batch",
+    # chapter 11: Training a deep stack
     "warmup_factor",
     "train_loop",
     "train_order_classifier",
-    # chapter 12: attention maps of trained models
+    # chapter 12: Causal self-attention
+    "DecoderBlock",
+    "DecoderOnlyLM",
+    "greedy_decode",
+    "copy_task_batch",
+    "train_copy_model",
+    # chapter 13: Attention maps of trained models
     "TASKS",
     "TaskBatch",
     "permutation_batch",
@@ -192,10 +201,11 @@ __all__ = [
     "plot_attention",
     "plot_attention_grid",
     "figure_to_svg",
-    # chapter 15: efficient attention
+    # chapter 15: FlashAttention's algorithm: tiles and an online softmax
     "tiled_attention",
+    # chapter 16: What PyTorch runs, measured
     "FastMultiHeadAttention",
-    # chapter 16: the KV cache and decoding
+    # chapter 17: The KV cache and decoding
     "KVCache",
     "cached_attention",
     "cache_start",
@@ -203,30 +213,32 @@ __all__ = [
     "generate_with_cache",
     "count_kv_projections",
     "kv_cache_bytes_per_token",
-    # chapter 17: a real encoder (MiniLM)
+    # chapter 18: A real encoder: MiniLM reads a sentence
     "load_minilm",
-    # chapter 18: rotary position embedding
+    # chapter 19: Rotary position embedding
     "rope_angles",
     "rope_rotate",
     "apply_rope",
     "RotaryEmbedding",
-    # chapter 19: sharing keys and values (MQA, GQA)
+    "run_position_experiment",
+    # chapter 20: Sharing keys and values: MQA and GQA
     "repeat_kv",
     "grouped_query_attention",
     "GroupedQueryAttention",
-    # chapter 20: windows and biases
+    # chapter 21: Latent attention: DeepSeek's compressed cache
+    "latent_attention",
+    "MultiHeadLatentAttention",
+    "latent_cache_bytes_per_token",
+    # chapter 22: Windows and biases
     "sliding_window_mask",
     "alibi_slopes",
     "alibi_bias",
     "soft_cap",
-    # chapter 21: a real decoder (SmolLM2)
+    # chapter 24: A real decoder: SmolLM2-135M
     "RMSNorm",
     "SwiGLU",
     "load_smollm2",
-    # latent attention (MLA): the chapter to come
-    "latent_attention",
-    "MultiHeadLatentAttention",
-    "latent_cache_bytes_per_token",
+    "unpermute_qk",
 ]
 
 __version__ = "0.1.0"
