@@ -378,7 +378,7 @@ def test_fast_mha_from_torch_errors():
 )
 @pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated")
 def test_torch_compile_turns_naive_attention_into_sdpa():
-    """What the efficient-attention chapter says of torch.compile (its block is
+    """What the fused-attention chapter says of torch.compile (its block is
     not run by the build, because compiling takes seconds): the compiled naive
     function gives the same output and calls one of SDPA's fused kernels."""
     from torch.autograd.profiler import profile
