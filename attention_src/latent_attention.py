@@ -48,7 +48,6 @@ from .checks import (
     shape_str,
 )
 from .kv_cache import KVCache
-from .rmsnorm import RMSNorm
 from .rope import RotaryEmbedding, rope_rotate
 from .scaled_dot_product import scaled_dot_product_attention
 
@@ -241,11 +240,11 @@ class MultiHeadLatentAttention(nn.Module):
             self.q_proj = nn.Linear(d_model, H * (Dn + Dr), bias=False)
         else:
             self.q_down = nn.Linear(d_model, q_lora_rank, bias=bias)
-            self.q_norm = RMSNorm(q_lora_rank, eps)
+            self.q_norm = nn.RMSNorm(q_lora_rank, eps)
             self.q_up = nn.Linear(q_lora_rank, H * (Dn + Dr), bias=False)
         # keys and values: D -> the latent Dc -> H heads of Dn (keys) and Dv
         self.kv_down = nn.Linear(d_model, kv_lora_rank, bias=bias)
-        self.kv_norm = RMSNorm(kv_lora_rank, eps)
+        self.kv_norm = nn.RMSNorm(kv_lora_rank, eps)  # PyTorch's
         self.k_up = nn.Parameter(torch.empty(H, Dn, kv_lora_rank))  # W_UK per head
         self.v_up = nn.Parameter(torch.empty(H, Dv, kv_lora_rank))  # W_UV per head
         bound = 1.0 / math.sqrt(kv_lora_rank)  # as nn.Linear initialises a weight
