@@ -224,6 +224,12 @@ def test_measure_kv_cache_returns_plain_data():
     assert len(r["times_no_cache_s"]) == len(r["times_cache_s"]) == 2
     assert r["speedup"] > 0 and r["median_cache_s"] > 0
     assert r["model"]["max_len"] >= 7
+    # the speedup is the ratio of the printed minimums; the other two summaries
+    # are computed from the same times
+    assert r["min_s"]["cache"] == min(r["times_cache_s"])
+    assert r["speedup"] == r["min_s"]["no_cache"] / r["min_s"]["cache"]
+    assert r["ratio_of_medians"] == r["median_no_cache_s"] / r["median_cache_s"]
+    assert r["median_of_ratios"] > 0 and r["repeats"] == 2
     with pytest.raises(ValueError, match="repeats"):
         bench.measure_kv_cache(4, 3, repeats=0)
 

