@@ -14,6 +14,8 @@ from attention_src.experiments.position_schemes import (
     offset_accuracy,
     offset_batch,
     run_position_experiment,
+    tagger_attention,
+    tagger_mask,
 )
 from attention_src.experiments.tagger import IGNORE_INDEX, previous_token_batch
 from attention_src.masks import causal_mask
@@ -54,6 +56,17 @@ def test_tagger_shapes_and_masks(device, scheme):
     windowed = PositionTagger(11, 16, 4, "rope", causal=True, window=3).to(device)
     assert torch.equal(windowed.scores_mask(x), sliding_window_mask(7, 7, 3, device=device))
     assert PositionTagger(11, 16, 4, "rope").to(device).scores_mask(x) is None
+
+
+def test_the_taggers_parts(device):
+    """tagger_attention: G = H unless told; tagger_mask: what scores_mask hands on."""
+    assert tagger_attention(16, 4).num_kv_heads == 4
+    assert tagger_attention(16, 4, 1).num_kv_heads == 1
+    assert tagger_mask("rope", 4, 7) is None
+    window = tagger_mask("none", 4, 7, causal=True, window=2, device=device)
+    assert torch.equal(window, sliding_window_mask(7, 7, 2, device=device))
+    bias = tagger_mask("alibi", 4, 7, device=device)  # not causal: no -inf
+    torch.testing.assert_close(bias[0], alibi_bias(4, 7, 7, device=device))
 
 
 def test_rope_tagger_hands_its_angles_to_the_attention(device):

@@ -28,6 +28,8 @@ from .training import train
 __all__ = [
     "POSITION_SCHEMES",
     "offset_batch",
+    "tagger_attention",
+    "tagger_mask",
     "PositionTagger",
     "train_position_tagger",
     "offset_accuracy",
@@ -79,6 +81,52 @@ def offset_batch(
 
 
 # --8<-- [end:offset_batch]
+
+
+# --8<-- [start:tagger_attention]
+def tagger_attention(
+    d_model: int, num_heads: int, num_kv_heads: int | None = None
+) -> GroupedQueryAttention:
+    """The tagger's attention layer: ``H`` query heads sharing ``G`` key/value
+    heads (``None``: G = H, plain multi-head attention), with biases; it turns
+    its queries and keys by the angles it is given (``rope=``)."""
+    G = num_heads if num_kv_heads is None else num_kv_heads
+    return GroupedQueryAttention(d_model, num_heads, G, bias=True)
+
+
+# --8<-- [end:tagger_attention]
+
+
+# --8<-- [start:tagger_mask]
+def tagger_mask(
+    positions: str,
+    num_heads: int,
+    length: int,
+    *,
+    causal: bool = False,
+    window: int | None = None,
+    device=None,
+    dtype=None,
+) -> torch.Tensor | None:
+    """What the tagger's attention gets as ``mask`` for ``length`` tokens:
+    ``None`` (every key), a causal mask or, with ``window``, a causal window
+    (bool ``(L, L)``); with ``positions="alibi"``, the float bias
+    ``(1, H, L, L)``, ``-inf`` where causality forbids."""
+    L = length
+    allowed = None
+    if window is not None:
+        allowed = sliding_window_mask(L, L, window, device=device)  # (L, L)
+    elif causal:
+        allowed = causal_mask(L, device=device)  # (L, L)
+    if positions != "alibi":
+        return allowed
+    bias = alibi_bias(num_heads, L, L, device=device, dtype=dtype)  # (H, L, L)
+    if allowed is not None:
+        bias = bias.masked_fill(~allowed, float("-inf"))
+    return bias[None]  # (1, H, L, L)
+
+
+# --8<-- [end:tagger_mask]
 
 
 # --8<-- [start:position_tagger]
@@ -133,8 +181,7 @@ class PositionTagger(nn.Module):
             self.positions = PositionalEncoding(d_model, max_len=max_len)
         elif positions == "learned":
             self.positions = LearnedPositionalEmbedding(d_model, max_len)
-        G = num_heads if num_kv_heads is None else num_kv_heads
-        self.attn = GroupedQueryAttention(d_model, num_heads, G, bias=True)
+        self.attn = tagger_attention(d_model, num_heads, num_kv_heads)
         # RoPE: the model computes the angles, the attention layer turns q and k
         self.rotary = None
         if positions == "rope":
@@ -153,22 +200,17 @@ class PositionTagger(nn.Module):
         return logits.unflatten(-1, (self.num_outputs, self.vocab_size))
 
     def scores_mask(self, x: torch.Tensor) -> torch.Tensor | None:
-        """The mask for ``x`` ``(B, L, D)``: ``None``, causal or a causal window
-        (bool ``(L, L)``),
-        or with ALiBi the float bias ``(1, H, L, L)``, ``-inf`` where causality
-        forbids."""
-        L = x.size(1)
-        causal = None
-        if self.window is not None:
-            causal = sliding_window_mask(L, L, self.window, device=x.device)
-        elif self.causal:
-            causal = causal_mask(L, device=x.device)  # (L, L)
-        if self.kind != "alibi":
-            return causal
-        bias = alibi_bias(self.num_heads, L, L, device=x.device, dtype=x.dtype)
-        if causal is not None:
-            bias = bias.masked_fill(~causal, float("-inf"))  # (H, L, L)
-        return bias[None]  # (1, H, L, L)
+        """The ``mask`` for ``x`` ``(B, L, D)``: ``tagger_mask`` with this
+        model's settings."""
+        return tagger_mask(
+            self.kind,
+            self.num_heads,
+            x.size(1),
+            causal=self.causal,
+            window=self.window,
+            device=x.device,
+            dtype=x.dtype,
+        )
 
 
 # --8<-- [end:position_tagger]
