@@ -31,18 +31,15 @@ __all__ = [
 ]
 
 
-# --8<-- [start:decoder_block]
-class DecoderBlock(nn.Module):
-    """One pre-norm block: ``forward(x, mask=None, *, cache=None, layer=0)``
-    returns ``(output (B, L, D), weights (B, H, L, S))``.
+# --8<-- [start:causal_block]
+class CausalBlock(nn.Module):
+    """One pre-norm block: ``forward(x, mask=None)`` returns ``(output (B, L, D),
+    weights (B, H, L, S))``.
 
     Pre-norm: each sub-layer reads a normalised copy of ``x`` and adds its
     result back, ``x + self_attn(norm1(x))`` then ``x + ff(norm2(x))``. The
     mask is the model's decision: with ``mask = causal_mask(L)`` position
     ``t`` sees positions ``0 .. t`` only; with ``None``, every position.
-    With a ``KVCache`` (the KV-cache chapter) the attention also reads the
-    keys and values of earlier positions from layer ``layer`` of it and adds
-    the new ones; ``S`` counts the cached keys too.
     """
 
     def __init__(
@@ -54,6 +51,27 @@ class DecoderBlock(nn.Module):
         self.norm2 = nn.LayerNorm(d_model)
         self.ff = FeedForward(d_model, d_ff, dropout=dropout)
 
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        attn, weights = self.self_attn(self.norm1(x), mask=mask)
+        x = x + attn  # (B, L, D); weights: (B, H, L, S)
+        x = x + self.ff(self.norm2(x))  # (B, L, D)
+        return x, weights
+
+
+# --8<-- [end:causal_block]
+
+
+# --8<-- [start:decoder_block]
+class DecoderBlock(CausalBlock):
+    """A ``CausalBlock`` that can also read a ``KVCache``:
+    ``forward(x, mask=None, *, cache=None, layer=0)``.
+
+    Without a cache it is the ``CausalBlock``. With one (the KV-cache chapter)
+    the attention also reads the keys and values of earlier positions from
+    layer ``layer`` of it and adds the new ones; ``S`` counts the cached keys
+    too.
+    """
+
     def forward(
         self,
         x: torch.Tensor,
@@ -62,13 +80,13 @@ class DecoderBlock(nn.Module):
         cache: KVCache | None = None,
         layer: int = 0,
     ):
-        h = self.norm1(x)  # (B, L, D)
         if cache is None:
-            attn, weights = self.self_attn(h, mask=mask)
-        else:  # earlier positions' keys and values come from the cache
-            attn, weights = cached_attention(
-                self.self_attn, h, mask, cache=cache, layer=layer
-            )
+            return super().forward(x, mask)
+        h = self.norm1(x)  # (B, L, D)
+        # earlier positions' keys and values come from the cache
+        attn, weights = cached_attention(
+            self.self_attn, h, mask, cache=cache, layer=layer
+        )
         x = x + attn  # (B, L, D); weights: (B, H, L, S)
         x = x + self.ff(self.norm2(x))  # (B, L, D)
         return x, weights
@@ -77,26 +95,21 @@ class DecoderBlock(nn.Module):
 # --8<-- [end:decoder_block]
 
 
-# --8<-- [start:decoder_lm]
-class DecoderOnlyLM(nn.Module):
-    """Ids ``(B, L)`` -> ``(logits (B, L, V), [weights (B, H, L, S) per layer])``.
+# --8<-- [start:causal_lm]
+class CausalLM(nn.Module):
+    """Ids ``(B, L)`` -> ``(logits (B, L, V), [weights (B, H, L, L) per layer])``.
 
     Token embedding plus a *learned* position embedding (one trained vector per
-    position ``0 .. max_len - 1``), ``num_layers`` pre-norm decoder blocks, a
-    final LayerNorm and a linear head. ``logits[:, t]`` scores the token that
-    comes *after* position ``t``, and depends on ``tokens[:, : t + 1]`` only.
-
-    The model decides the mask, once per forward, for every block:
-    ``causal_mask``. ``forward(tokens, *, cache=None)``: with a ``KVCache``
-    (from ``new_cache()``) the tokens come after the cached ones, at the
-    positions that follow, and the mask is aligned bottom-right over all
-    ``S`` keys (the KV-cache chapter).
+    position ``0 .. max_len - 1``), ``num_layers`` pre-norm blocks, a final
+    LayerNorm and a linear head. ``logits[:, t]`` scores the token that comes
+    *after* position ``t``, and depends on ``tokens[:, : t + 1]`` only. The
+    model decides the mask, once per forward, for every block: ``causal_mask``.
 
     Args:
         vocab_size: V, the number of token ids.
         d_model: D.
         num_heads: H; must divide ``d_model``.
-        num_layers: how many decoder blocks.
+        num_layers: how many blocks.
         d_ff: hidden width of each feed-forward network.
         max_len: the longest sequence the position table covers.
         dropout: dropout in attention and feed-forward, during training.
@@ -105,6 +118,7 @@ class DecoderOnlyLM(nn.Module):
             causal.
     """
 
+    Block = CausalBlock  # the kind of block the model stacks
     eos_token_id: int | None = None  # no end token: decoding runs to the limit
 
     def __init__(
@@ -126,9 +140,70 @@ class DecoderOnlyLM(nn.Module):
         self.position_embedding = nn.Embedding(max_len, d_model)
         self.blocks = nn.ModuleList()
         for _ in range(num_layers):
-            self.blocks.append(DecoderBlock(d_model, num_heads, d_ff, dropout))
+            self.blocks.append(self.Block(d_model, num_heads, d_ff, dropout))
         self.final_norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, tokens: torch.Tensor):
+        check_token_ids("tokens", tokens, self.vocab_size, max_len=self.max_len)
+        L = tokens.size(1)
+        positions = torch.arange(L, device=tokens.device)  # (L,)
+        x = self.token_embedding(tokens) + self.position_embedding(positions)
+        # decided here, once for every block: query i may see keys 0 .. i
+        mask = causal_mask(L, device=tokens.device) if self.causal else None
+        # x: (B, L, D); mask: (L, L), True = may attend, broadcast over B and H
+        all_weights = []
+        for block in self.blocks:
+            x, weights = block(x, mask)  # weights: (B, H, L, L)
+            all_weights.append(weights)
+        logits = self.head(self.final_norm(x))  # (B, L, V)
+        return logits, all_weights
+
+    def generate(
+        self,
+        prompt: torch.Tensor,
+        max_new_tokens: int,
+        *,
+        eos_token_id: int | None = None,
+    ) -> torch.Tensor:
+        """Greedy decoding, :func:`greedy_decode`, running the model on the
+        whole sequence at every step: ``(B, L0)`` -> at most
+        ``(B, L0 + max_new_tokens)``. Call ``model.eval()`` first if the model
+        has dropout."""
+        return greedy_decode(
+            self,
+            prompt,
+            max_new_tokens,
+            use_cache=False,
+            eos_token_id=eos_token_id,
+        )
+
+    # --8<-- [end:causal_lm]
+
+    @staticmethod
+    def _check_settings(vocab_size, num_layers, max_len, dropout) -> None:
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("num_layers", num_layers),
+            ("max_len", max_len),
+        ):
+            check_positive_int(name, value)
+        check_probability("dropout", dropout)
+
+
+# --8<-- [start:decoder_lm]
+class DecoderOnlyLM(CausalLM):
+    """A ``CausalLM`` of ``DecoderBlock``s that can also read a ``KVCache``:
+    ``forward(tokens, *, cache=None)``. Without a cache it computes what
+    ``CausalLM`` computes.
+
+    With a ``KVCache`` (from ``new_cache()``) the tokens come after the cached
+    ones, at the positions that follow, and the mask is aligned bottom-right
+    over all ``S`` keys (the KV-cache chapter). ``generate`` uses the cache by
+    default. The arguments are ``CausalLM``'s.
+    """
+
+    Block = DecoderBlock
 
     def forward(self, tokens: torch.Tensor, *, cache: KVCache | None = None):
         start = self._check_forward(tokens, cache)  # positions already cached
@@ -178,16 +253,6 @@ class DecoderOnlyLM(nn.Module):
 
     # --8<-- [end:decoder_lm]
 
-    @staticmethod
-    def _check_settings(vocab_size, num_layers, max_len, dropout) -> None:
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("num_layers", num_layers),
-            ("max_len", max_len),
-        ):
-            check_positive_int(name, value)
-        check_probability("dropout", dropout)
-
     def _check_forward(self, tokens, cache) -> int:
         check_token_ids("tokens", tokens, self.vocab_size)
         if cache is not None and not self.causal:
@@ -234,7 +299,10 @@ def greedy_decode(
     tokens, step_input = prompt, prompt  # the first step reads the whole prompt
     done = torch.zeros(prompt.size(0), dtype=torch.bool, device=prompt.device)
     for _ in range(max_new_tokens):
-        logits, _ = model(step_input, cache=cache)  # (B, L, V)
+        # (B, L, V); a model without a cache is called on the tokens alone
+        logits, _ = (
+            model(step_input) if cache is None else model(step_input, cache=cache)
+        )
         next_token = logits[:, -1].argmax(dim=-1)  # (B,): the last position's
         if eos is not None:  # a finished sequence keeps writing the end token
             next_token = next_token.masked_fill(done, eos)
@@ -281,6 +349,11 @@ def _check_decode(model, prompt, max_new_tokens, use_cache, eos) -> int | None:
         raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
     if not isinstance(use_cache, bool):
         raise TypeError(f"use_cache must be a bool, got {type(use_cache).__name__}")
+    if use_cache and not callable(getattr(model, "new_cache", None)):
+        raise ValueError(
+            f"{type(model).__name__} has no new_cache() and cannot decode with a "
+            "cache: pass use_cache=False"
+        )
     total = prompt.size(1) + max_new_tokens
     if total > model.max_len:
         raise ValueError(
