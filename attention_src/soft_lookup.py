@@ -28,7 +28,6 @@ from .checks import (
     check_tensor,
     shape_str,
 )
-from .softmax import softmax
 
 __all__ = ["hard_lookup", "soft_lookup", "AdditiveAttention"]
 
@@ -114,7 +113,7 @@ def soft_lookup(
     # 1) similarity of the query with every key
     scores = keys @ query * sharpness  # (S,)
     # 2) scores -> weights that sum to 1
-    weights = softmax(scores, dim=-1)  # (S,)
+    weights = torch.softmax(scores, dim=-1)  # (S,)
     # 3) the weighted average of the values
     output = weights @ values  # (Dv,)
     return output, weights
@@ -173,8 +172,9 @@ class AdditiveAttention(nn.Module):
                 scores = scores.masked_fill(~mask, float("-inf"))
             else:
                 scores = scores + mask
-        # 3) weights that sum to 1; 4) weighted average of the values
-        weights = softmax(scores, dim=-1)  # (..., L, S)
+        # 3) weights that sum to 1 (a query with no key left gets zeros);
+        # 4) the weighted average of the values
+        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # (..., L, S)
         return weights @ value, weights  # (..., L, Dv), (..., L, S)
 
     # --8<-- [end:additive]
