@@ -3,11 +3,13 @@ linear views of the same input ``x``."""
 
 from __future__ import annotations
 
+import math
+
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_positive_int, check_probability, check_vectors
-from .scaled_dot_product import scaled_dot_product_attention
+from .checks import check_mask, check_positive_int, check_probability, check_vectors
 
 __all__ = ["SelfAttention"]
 
@@ -48,8 +50,21 @@ class SelfAttention(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
         check_vectors("x", x, self.d_model, legend="(B, L, D)")
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, L, d_k|d_v)
-        p = self.dropout if self.training else 0.0
-        return scaled_dot_product_attention(q, k, v, mask, dropout_p=p)
+        # 1) every query against every key, scaled by 1/√d_k
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, L, L)
+        # 2) hide what the mask forbids (a float mask is added instead)
+        if mask is not None:
+            check_mask(mask, scores.shape, legend="(B, L, L)")
+            if mask.dtype == torch.bool:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            else:
+                scores = scores + mask
+        # 3) weights that sum to 1 (a query left with no key gets zeros)
+        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # (B, L, L)
+        if self.training and self.dropout > 0.0:
+            weights = F.dropout(weights, p=self.dropout)
+        # 4) each output is the weighted average of the values
+        return weights @ v, weights  # (B, L, d_v), (B, L, L)
 
 
 # --8<-- [end:self_attention]
