@@ -170,10 +170,10 @@ __all__ = [
     "Encoder",
     "EncoderClassifier",
     "order_task_batch",
-    # chapter 11: Training a deep stack
-    "warmup_factor",
     "train_loop",
     "train_order_classifier",
+    # chapter 11: Training a deep stack
+    "warmup_factor",
     # chapter 12: Causal self-attention
     "DecoderBlock",
     "DecoderOnlyLM",
