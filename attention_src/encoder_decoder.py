@@ -167,10 +167,11 @@ class EncoderDecoder(nn.Module):
     """Source ids ``(B, S)`` and decoder input ids ``(B, L)`` ->
     ``(logits (B, L, V), [cross weights (B, H, L, S) per decoder layer])``.
 
-    The encoder is chapter 10's ``Encoder``. The decoder embeds its input
-    (scaled by sqrt(D)) and adds sinusoidal positions, runs ``num_layers``
-    decoder layers with ``causal_mask(L)`` and the source's mask, and a linear
-    output projection gives a score for every token. ``source_mask``
+    The encoder is the encoder chapter's ``Encoder``. The decoder embeds its
+    input (scaled by sqrt(D)) and adds sinusoidal positions, runs
+    ``num_layers`` decoder layers with ``causal_mask(L)`` and the source's
+    mask, and a linear output projection gives a score for every token.
+    ``source_mask``
     (``padding_mask(lengths)``, ``(B, 1, 1, S)``, True = a real token) hides
     the source's padding from the encoder and from every cross-attention.
 
