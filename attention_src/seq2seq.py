@@ -4,8 +4,8 @@ An RNN encoder reads the input one token at a time and hands the decoder its
 final hidden state: one vector of ``hidden_size`` numbers, whatever the input
 length. ``Seq2SeqGRU`` is that model. ``Seq2SeqAttentionGRU`` is the same model
 plus one step: at every output position the decoder's state is a *query* over
-*all* the encoder states (scaled dot-product attention), so nothing has to
-squeeze through the final vector.
+*all* the encoder states (dot products, a softmax, a weighted average), so
+nothing has to squeeze through the final vector.
 
 The task is synthetic: copy (or reverse) a random sequence of tokens (its data,
 the training and the evaluation are the experiment
@@ -23,7 +23,6 @@ import torch
 from torch import nn
 
 from .checks import check_positive_int, check_tensor, check_token_ids, shape_str
-from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["BOS", "shift_right", "Seq2SeqGRU", "Seq2SeqAttentionGRU"]
 
@@ -55,25 +54,10 @@ def shift_right(target: torch.Tensor) -> torch.Tensor:
 
 # --8<-- [start:seq2seq]
 class Seq2SeqGRU(nn.Module):
-    """GRU encoder -> one fixed vector (its final hidden state) -> GRU decoder.
+    """GRU encoder -> its final state, H numbers -> GRU decoder. ``forward(source
+    (B, S), decoder_input (B, L))`` returns ``(logits (B, L, V), None)``."""
 
-    Args:
-        vocab_size: V, the number of token ids (``BOS`` and the symbols).
-        hidden_size: H, the width of every hidden state, so also of the one
-            vector that carries the whole input to the decoder.
-        embed_size: the width of a token embedding (default: ``hidden_size``).
-
-    ``forward(source (B, S), decoder_input (B, L))`` returns ``(logits (B, L, V),
-    weights)``; ``weights`` is ``None`` here: this model has nothing to attend
-    with.
-    """
-
-    def __init__(
-        self,
-        vocab_size: int,
-        hidden_size: int,
-        embed_size: int | None = None,
-    ):
+    def __init__(self, vocab_size, hidden_size, embed_size=None):
         super().__init__()
         embed_size = hidden_size if embed_size is None else embed_size
         _check_vocab_size(vocab_size)
@@ -85,55 +69,40 @@ class Seq2SeqGRU(nn.Module):
         self.decoder = nn.GRU(embed_size, hidden_size, batch_first=True)
         self.out = nn.Linear(self.readout_size(), vocab_size)
 
-    def readout_size(self) -> int:
+    def readout_size(self):
         return self.hidden_size  # the decoder state alone
 
-    def encode(self, source: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """All encoder states ``(B, S, H)`` and the final one ``(1, B, H)``."""
+    def encode(self, source):  # all states (B, S, H), the final one (1, B, H)
         check_token_ids("source", source, self.vocab_size)
-        states, final = self.encoder(self.embed(source))  # (B, S, H), (1, B, H)
-        return states, final
+        return self.encoder(self.embed(source))
 
     def readout(self, decoder_states, encoder_states):
-        """Logits from the decoder states ``(B, L, H)``; ignores the encoder's."""
-        return self.out(decoder_states), None  # (B, L, V)
+        return self.out(decoder_states), None  # (B, L, V); ignores the encoder
 
-    def forward(self, source: torch.Tensor, decoder_input: torch.Tensor):
+    def forward(self, source, decoder_input):
         """Teacher forcing: the decoder reads the *true* previous tokens."""
-        check_token_ids("source", source, self.vocab_size)
         check_token_ids("decoder_input", decoder_input, self.vocab_size)
+        encoder_states, final = self.encode(source)  # (B, S, H), (1, B, H)
         if decoder_input.size(0) != source.size(0):
             raise ValueError(
                 f"source {shape_str(source.shape)} and decoder_input "
                 f"{shape_str(decoder_input.shape)} must have the same batch size"
             )
-        encoder_states, final = self.encode(source)  # (B, S, H), (1, B, H)
-        embedded = self.embed(decoder_input)  # (B, L, E)
-        decoder_states, _ = self.decoder(embedded, final)  # (B, L, H)
+        # the decoder starts from the final state; its inputs are tokens only
+        decoder_states, _ = self.decoder(self.embed(decoder_input), final)
         return self.readout(decoder_states, encoder_states)
 
     @torch.no_grad()
-    def generate(self, source: torch.Tensor, length: int | None = None):
-        """Greedy decoding: feed back the most likely token, one step at a time.
-
-        Returns tokens ``(B, length)`` (``length`` defaults to ``S``) and the
-        attention weights ``(B, length, S)``, or ``None`` for this model.
-        """
+    def generate(self, source, length=None):
+        """Greedy decoding: tokens ``(B, length)`` (default S), and the weights."""
         check_token_ids("source", source, self.vocab_size)
         length = source.size(-1) if length is None else length
         check_positive_int("length", length)
-        encoder_states, hidden = self.encode(source)  # (B, S, H), (1, B, H)
-        token = torch.full_like(source[:, :1], BOS)  # (B, 1)
-        tokens, weights = [], []
-        for _ in range(length):
-            state, hidden = self.decoder(self.embed(token), hidden)  # (B, 1, H)
-            # logits (B, 1, V); w (B, 1, S), or None without attention
-            logits, w = self.readout(state, encoder_states)
-            token = logits.argmax(dim=-1)  # (B, 1)
-            tokens.append(token)
-            weights.append(w)
-        all_weights = None if weights[0] is None else torch.cat(weights, dim=1)
-        return torch.cat(tokens, dim=1), all_weights  # (B, L), (B, L, S)
+        tokens = torch.full_like(source[:, :1], BOS)  # (B, 1): BOS, then outputs
+        for _ in range(length):  # feed back the most likely next token
+            logits, weights = self(source, tokens)  # (B, t, V), (B, t, S) or None
+            tokens = torch.cat([tokens, logits[:, -1:].argmax(dim=-1)], dim=1)
+        return tokens[:, 1:], weights  # (B, L), (B, L, S) or None
 
 
 # --8<-- [end:seq2seq]
@@ -141,23 +110,19 @@ class Seq2SeqGRU(nn.Module):
 
 # --8<-- [start:attention]
 class Seq2SeqAttentionGRU(Seq2SeqGRU):
-    """The same model; each decoder state attends over all the encoder states.
+    """The same; each decoder state attends over all the encoder states."""
 
-    ``forward`` returns ``(logits (B, L, V), weights (B, L, S))``: row ``t`` of
-    ``weights`` is how output step ``t`` spreads its attention over the input.
-    """
-
-    def readout_size(self) -> int:
+    def readout_size(self):
         return 2 * self.hidden_size  # the decoder state and what it looked up
 
     def readout(self, decoder_states, encoder_states):
         # query: decoder states (B, L, H); keys = values: encoder states (B, S, H)
-        context, weights = scaled_dot_product_attention(
-            decoder_states, encoder_states, encoder_states
-        )  # (B, L, H), (B, L, S)
+        scores = decoder_states @ encoder_states.transpose(1, 2)  # (B, L, S)
+        scores = scores / self.hidden_size**0.5  # dot products, scaled by √H
+        weights = torch.softmax(scores, dim=-1)  # (B, L, S): each row sums to 1
+        context = weights @ encoder_states  # (B, L, H): weighted average
         both = torch.cat([decoder_states, context], dim=-1)  # (B, L, 2H)
-        logits = self.out(both)  # (B, L, V)
-        return logits, weights
+        return self.out(both), weights  # (B, L, V), (B, L, S)
 
 
 # --8<-- [end:attention]

@@ -135,3 +135,18 @@ def test_input_errors():
         model.generate([[1, 2]])
     with pytest.raises(ValueError, match=r"target must be 2-D \(B, L\)"):
         shift_right(source[0])
+
+
+def test_attention_readout_is_pytorchs_scaled_dot_product_attention(device):
+    """The readout's weights and context are F.scaled_dot_product_attention's, with
+    the decoder states as queries and the encoder states as keys and values."""
+    model = Seq2SeqAttentionGRU(V, H, E).to(device)
+    decoder_states = torch.randn(2, 3, H, device=device)
+    encoder_states = torch.randn(2, 5, H, device=device)
+    logits, weights = model.readout(decoder_states, encoder_states)
+    context = torch.nn.functional.scaled_dot_product_attention(
+        decoder_states, encoder_states, encoder_states
+    )
+    expected = model.out(torch.cat([decoder_states, context], dim=-1))
+    torch.testing.assert_close(logits, expected)
+    torch.testing.assert_close(weights @ encoder_states, context)
