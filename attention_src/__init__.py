@@ -14,6 +14,8 @@ Dh head width. Bool masks mean True = may attend.
 
 from .alibi import alibi_bias, alibi_slopes, soft_cap
 from .decoder import (
+    CausalBlock,
+    CausalLM,
     DecoderBlock,
     DecoderOnlyLM,
     forward_with_cache,
@@ -175,8 +177,8 @@ __all__ = [
     # chapter 11: Training a deep stack
     "warmup_factor",
     # chapter 12: Causal self-attention
-    "DecoderBlock",
-    "DecoderOnlyLM",
+    "CausalBlock",
+    "CausalLM",
     "greedy_decode",
     "copy_task_batch",
     "train_copy_model",
@@ -209,6 +211,8 @@ __all__ = [
     "KVCache",
     "cached_attention",
     "cache_start",
+    "DecoderBlock",
+    "DecoderOnlyLM",
     "forward_with_cache",
     "generate_with_cache",
     "count_kv_projections",

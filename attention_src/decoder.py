@@ -23,6 +23,8 @@ from .masks import causal_mask
 from .multi_head import MultiHeadAttention
 
 __all__ = [
+    "CausalBlock",
+    "CausalLM",
     "DecoderBlock",
     "DecoderOnlyLM",
     "greedy_decode",
@@ -284,10 +286,11 @@ def greedy_decode(
     the whole sequence again. Both write the same tokens.
 
     Args:
-        model: a decoder of this package (``DecoderOnlyLM``, SmolLM2's
-            ``LlamaDecoder``): ``model(tokens, cache=None)`` returns
-            ``(logits (B, L, V), ...)``, ``model.new_cache()`` an empty cache;
-            it has ``vocab_size``, ``max_len`` and ``eos_token_id``.
+        model: a decoder of this package (``CausalLM``; with a cache,
+            ``DecoderOnlyLM`` or SmolLM2's ``LlamaDecoder``): ``model(tokens)``
+            returns ``(logits (B, L, V), ...)``; for ``use_cache=True``,
+            ``model(tokens, cache=...)`` too and ``model.new_cache()`` an empty
+            cache; it has ``vocab_size``, ``max_len`` and ``eos_token_id``.
         prompt: ``(B, L0)`` token ids.
         max_new_tokens: the most tokens to append.
         use_cache: reuse the keys and values of earlier positions.

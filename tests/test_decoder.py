@@ -5,16 +5,24 @@ training: tests/test_copy_task.py.)"""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 from torch import nn
 
 from attention_src import MultiHeadAttention, causal_mask
-from attention_src.decoder import DecoderBlock, DecoderOnlyLM, greedy_decode
+from attention_src.decoder import (
+    CausalBlock,
+    CausalLM,
+    DecoderBlock,
+    DecoderOnlyLM,
+    greedy_decode,
+)
 
+from helpers import D_FF, D_MODEL, random_tokens, tiny_decoder
 from helpers import HEADS as H
 from helpers import LAYERS as N_LAYERS
-from helpers import random_tokens, tiny_decoder
 
 V, MAX_LEN = 11, 12  # the tiny decoder's vocabulary and longest sequence
 
@@ -252,3 +260,26 @@ def test_bad_constructor_arguments_raise():
         DecoderOnlyLM(5, 8, 2, 1, 8, 0)
     with pytest.raises(TypeError, match="vocab_size must be an int"):
         DecoderOnlyLM(5.0, 8, 2, 1, 8, 4)
+
+
+# --------------------------------------------------------------------------- CausalLM
+
+
+def test_causal_lm_has_no_cache(device, gen):
+    """The causal-attention chapter's model knows nothing of the KV cache (a later
+    chapter's): no ``new_cache``, no ``cache`` or ``use_cache`` argument; with the same
+    weights it computes and writes what ``DecoderOnlyLM`` does."""
+    for cls, method in [(CausalLM, "forward"), (CausalLM, "generate"), (CausalBlock, "forward")]:
+        params = inspect.signature(getattr(cls, method)).parameters
+        assert not {"cache", "use_cache", "layer"} & set(params), (cls, method)
+    assert not hasattr(CausalLM, "new_cache")
+    cached = _model(device)
+    plain = CausalLM(V, D_MODEL, H, N_LAYERS, D_FF, MAX_LEN).to(device).eval()
+    plain.load_state_dict(cached.state_dict())  # the same parameter names
+    tokens = _tokens(2, 7, device, gen)
+    with torch.no_grad():
+        torch.testing.assert_close(plain(tokens)[0], cached(tokens)[0])
+    prompt = tokens[:, :3]
+    assert torch.equal(plain.generate(prompt, 6), cached.generate(prompt, 6))
+    with pytest.raises(ValueError, match="CausalLM has no new_cache"):
+        greedy_decode(plain, prompt, 2)  # use_cache=True needs a cache

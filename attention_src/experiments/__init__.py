@@ -7,7 +7,7 @@ imports them.
 - ``seq2seq_task``: copying or reversing a sequence with the GRU models
   (chapter "Why attention");
 - ``partner``: the partner task that needs the query and key projections;
-- ``copy_task``: a random half, then the same again, for ``DecoderOnlyLM``;
+- ``copy_task``: a random half, then the same again, for ``CausalLM``;
 - ``tagger``: the previous-token task and the one-layer tagger of the
   positional-encoding chapter;
 - ``classifier``: "does A come before B?" and the encoder classifier;

@@ -1,4 +1,4 @@
-"""The copy task the causal-attention chapter trains a ``DecoderOnlyLM`` on: a
+"""The copy task the causal-attention chapter trains a ``CausalLM`` on: a
 random first half followed by a copy of it, so every token of the second half is
 determined by an earlier one; and the training.
 """
@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from ..checks import check_positive_int
-from ..decoder import DecoderOnlyLM
+from ..decoder import CausalLM
 from .training import train
 
 __all__ = ["copy_task_batch", "train_copy_model", "next_token_loss"]
@@ -60,7 +60,7 @@ def train_copy_model(
     causal: bool = True,
     device: str | None = None,
 ) -> dict:
-    """Train a ``DecoderOnlyLM`` on the copy task with next-token cross-entropy.
+    """Train a ``CausalLM`` on the copy task with next-token cross-entropy.
 
     Returns ``{"state_dict": ..., "losses": [loss per step], "model_kwargs": ...}``,
     plain data that ``attention_src.machinery.cached`` can store.
@@ -77,7 +77,7 @@ def train_copy_model(
         max_len=2 * half_len,
         causal=causal,
     )
-    model = DecoderOnlyLM(**model_kwargs).to(device)
+    model = CausalLM(**model_kwargs).to(device)
 
     def next_batch():
         return copy_task_batch(
@@ -89,7 +89,7 @@ def train_copy_model(
     return {"state_dict": state, "losses": losses, "model_kwargs": model_kwargs}
 
 
-def next_token_loss(model: DecoderOnlyLM, seq: torch.Tensor) -> torch.Tensor:
+def next_token_loss(model: CausalLM, seq: torch.Tensor) -> torch.Tensor:
     """Cross-entropy of predicting token ``t + 1`` from tokens ``0 .. t``, at
     every position of ``seq`` ``(B, L + 1)``."""
     inputs, targets = seq[:, :-1], seq[:, 1:]  # (B, L) each
