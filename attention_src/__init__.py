@@ -24,6 +24,7 @@ from .decoder import (
 )
 from .efficient import FastMultiHeadAttention, tiled_attention
 from .encoder import Encoder, EncoderLayer
+from .encoder_decoder import DecoderLayer, EncoderDecoder
 from .experiments.classifier import EncoderClassifier, order_task_batch
 from .experiments.copy_task import copy_task_batch, train_copy_model
 from .experiments.partner import partner_batch, train_partner_attention
@@ -148,8 +149,6 @@ __all__ = [
     # chapter 6: Masks
     "causal_mask",
     "padding_mask",
-    "prefix_lm_mask",
-    "document_mask",
     # chapter 7: Multi-head attention
     "MultiHeadAttention",
     "split_heads",
@@ -203,6 +202,9 @@ __all__ = [
     "plot_attention",
     "plot_attention_grid",
     "figure_to_svg",
+    # chapter 14: The encoder–decoder Transformer
+    "DecoderLayer",
+    "EncoderDecoder",
     # chapter 15: FlashAttention's algorithm: tiles and an online softmax
     "tiled_attention",
     # chapter 16: What PyTorch runs, measured
@@ -237,6 +239,9 @@ __all__ = [
     "sliding_window_mask",
     "alibi_slopes",
     "alibi_bias",
+    # chapter 23: FlexAttention: your own mask and bias
+    "prefix_lm_mask",
+    "document_mask",
     "soft_cap",
     # chapter 24: A real decoder: SmolLM2-135M
     "RMSNorm",
