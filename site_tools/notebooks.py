@@ -353,7 +353,7 @@ def _walk(builder: _Builder, nodes, quote: str = "") -> None:
                 _walk(builder, list(node.children), quote="> ")
             else:
                 builder.prose(_quoted(heading + _prose(builder, node)))
-        elif node.name == "div" and _contains_code(node):
+        elif _contains_code(node):  # a list item or a box holding code: its parts in order
             _walk(builder, list(node.children), quote)
         elif node.name in ("script", "style"):
             continue
