@@ -204,32 +204,43 @@ def _svg_with_light_style(svg: str) -> str:
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
     css = re.sub(r"\[data-md-color-scheme=\"slate\"\][^{]*\{[^}]*\}", "", css)
     css = re.sub(r"var\((--[\w-]+)\)", lambda m: _LIGHT.get(m[1], "currentColor"), css)
-    css = css.replace("figure.diagram svg", "svg")
+    css = css.replace(".diagram .", ".")  # the rules, for an SVG standing alone
     style = f"<style>{html.escape(css, quote=False)}</style>"
     svg = re.sub(r"(<svg\b[^>]*>)", lambda m: m[1] + style, svg, count=1)
+    box = re.search(r'viewBox="[\d.\s-]*?([\d.]+)\s+([\d.]+)"', svg)
+    if box and not re.search(r"<svg\b[^>]*\bwidth=", svg):  # an image needs its own size
+        svg = svg.replace("<svg", f'<svg width="{box[1]}" height="{box[2]}"', 1)
     if "xmlns=" not in svg[:300]:
         svg = svg.replace("<svg", '<svg xmlns="http://www.w3.org/2000/svg"', 1)
     return svg
 
 
-def _figure_svg(figure) -> str | None:
-    """The SVG text of a built figure (a data-URI image) or an inline one."""
+def _figure_svg(figure, page_html: str) -> str | None:
+    """The SVG text of a built figure (a data-URI image) or an inline one. An inline
+    SVG is cut from the page's own text: an HTML parser lowercases SVG's attribute
+    names (``viewBox``), which an image standing alone needs as written."""
     for node in figure.find_all(["img", "a"]):
         ref = node.get("src") or node.get("href") or ""
         if ref.startswith("data:image/svg+xml;base64,"):
             return base64.b64decode(ref.split(",", 1)[1]).decode("utf-8")
-    svg = figure.find("svg")
-    return str(svg) if svg is not None else None
+    ident = figure.get("id")
+    start = re.search(rf'<figure\b[^>]*\bid="{re.escape(ident)}"', page_html) if ident else None
+    if start is None:
+        return None
+    end = page_html.find("</figure>", start.end())
+    inline = re.search(r"<svg\b.*</svg>", page_html[start.end() : end], re.S)
+    return inline[0] if inline else None
 
 
 class _Builder:
-    def __init__(self, copies, page_url: str, site_url: str):
+    def __init__(self, copies, page_url: str, site_url: str, page_html: str = ""):
         import nbformat
 
         self.nbf = nbformat.v4
         self.copies = list(copies)
         self.next_copy = 0
         self.base = urljoin(site_url or "/", page_url)
+        self.page_html = page_html
         self.cells: list = []
         self.markdown: list[str] = []
         self.attachments: dict = {}
@@ -281,7 +292,7 @@ class _Builder:
             cell.outputs.append(self.nbf.new_output("stream", name="stdout", text=text))
 
     def figure(self, figure, caption: str) -> None:
-        svg = _figure_svg(figure)
+        svg = _figure_svg(figure, self.page_html)
         diagram = "diagram" in (figure.get("class") or [])
         cell = self._last_code()
         if svg is not None and not diagram and cell is not None and not self.markdown:
@@ -389,13 +400,18 @@ def page_notebook(page_html: str, *, page_url: str, site_url: str, title: str = 
     article = BeautifulSoup(page_html, "html.parser").find("article")
     if article is None:
         raise ValueError(f"{page_url}: no <article> in the page")
-    builder = _Builder(copies, page_url, site_url)
+    builder = _Builder(copies, page_url, site_url, page_html)
+    heading = article.find("h1")
+    if heading is not None:
+        heading.extract()
+    for button in article.select("a.md-content__button"):  # download, edit: the site's
+        button.extract()
     nodes = [n for n in article.children if getattr(n, "name", None)]
-    heading = nodes.pop(0) if nodes and nodes[0].name == "h1" else None
     page = urljoin(site_url or "/", page_url)
+    name = heading.get_text().strip(" ¶") if heading is not None else title
     builder.prose(
-        f"# {heading.get_text().strip(' ¶') if heading else title}\n\n"
-        f"The chapter [{title}]({page}) of *Attention, from the ground up*, as a "
+        f"# {name}\n\n"
+        f"The chapter [{name}]({page}) of *Attention, from the ground up*, as a "
         "notebook: its prose, and as code cells exactly the code its copy buttons give, "
         "in page order, with the outputs the site's build printed. Install the package "
         "first (in a terminal, or in a cell with `%pip` in place of `pip`; the second "
