@@ -23,7 +23,6 @@ import re
 import sys
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "attention_src"
 INIT = ROOT / PACKAGE / "__init__.py"
@@ -117,7 +116,7 @@ def imports(code: str) -> list[tuple[str, str]]:
         elif isinstance(node, ast.Import):
             for a in node.names:
                 if a.name == PACKAGE or a.name.startswith(PACKAGE + "."):
-                    aliases[a.asname or a.name.split(".")[0]] = a.asname and a.name or PACKAGE
+                    aliases[a.asname or a.name.split(".")[0]] = (a.asname and a.name) or PACKAGE
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             parts = []
