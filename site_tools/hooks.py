@@ -207,6 +207,12 @@ def on_post_build(config, **kwargs):
     # References to figures of other pages, now that every page's figures are numbered.
     numbering.resolve_site(config["site_dir"], _NUMBERS)
     _write_chapter_notebooks(config)
+    if (
+        _STARTED
+        and not os.environ.get("ATTENTION_SERVE_DIRTY")
+        and Path(config.config_file_path).resolve() == ROOT / "mkdocs.yml"
+    ):
+        notebooks.prune_notebooks(CHAPTER_NOTEBOOKS, _STARTED[0])
     if not _STATE_AT:
         return
     path, newest, pending = _STATE_AT

@@ -462,7 +462,18 @@ def write_notebook(page_html: str, *, page_url: str, site_dir: str | Path, cache
         tmp = kept.with_suffix(f".tmp-{os.getpid()}")
         nbformat.write(notebook, tmp)
         os.replace(tmp, kept)
+    os.utime(kept)  # used now: a full build prunes what it did not use
     target = Path(site_dir) / page_url / notebook_name(page_url)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(kept, target)
     return target
+
+
+def prune_notebooks(cache: Path, started: float) -> int:
+    """Delete the kept notebooks a full build did not use (older than its start)."""
+    removed = 0
+    for path in Path(cache).glob("*.ipynb"):
+        if path.stat().st_mtime < started:
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
