@@ -79,17 +79,7 @@ class EncoderLayer(nn.Module):
                 "layer must be an nn.TransformerEncoderLayer, got "
                 f"{type(layer).__name__}"
             )
-        act = layer.activation
-        if act is F.relu or isinstance(act, nn.ReLU):
-            activation = "relu"
-        elif act is F.gelu or (
-            isinstance(act, nn.GELU) and act.approximate == "none"
-        ):
-            activation = "gelu"
-        else:
-            raise ValueError(
-                f"unsupported activation {act!r}; expected relu or gelu"
-            )
+        activation = _activation_name(layer)
         has_bias = layer.linear1.bias is not None
         ours = cls(
             layer.self_attn.embed_dim,
@@ -243,3 +233,13 @@ class Encoder(nn.Module):
             )
             ours.final_norm.load_state_dict(norm.state_dict())
         return ours.train(stack.training)
+
+
+def _activation_name(layer: nn.Module) -> str:
+    """``"relu"`` or ``"gelu"``: the activation of a PyTorch Transformer layer."""
+    act = layer.activation
+    if act is F.relu or isinstance(act, nn.ReLU):
+        return "relu"
+    if act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none"):
+        return "gelu"
+    raise ValueError(f"unsupported activation {act!r}; expected relu or gelu")

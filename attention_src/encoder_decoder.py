@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from .checks import (
@@ -23,7 +22,7 @@ from .checks import (
     check_vectors,
     shape_str,
 )
-from .encoder import Encoder
+from .encoder import Encoder, _activation_name
 from .feed_forward import FeedForward
 from .masks import causal_mask
 from .multi_head import MultiHeadAttention
@@ -129,17 +128,7 @@ class DecoderLayer(nn.Module):
                 "layer must be an nn.TransformerDecoderLayer, got "
                 f"{type(layer).__name__}"
             )
-        act = layer.activation
-        if act is F.relu or isinstance(act, nn.ReLU):
-            activation = "relu"
-        elif act is F.gelu or (
-            isinstance(act, nn.GELU) and act.approximate == "none"
-        ):
-            activation = "gelu"
-        else:
-            raise ValueError(
-                f"unsupported activation {act!r}; expected relu or gelu"
-            )
+        activation = _activation_name(layer)
         ours = cls(
             layer.self_attn.embed_dim,
             layer.self_attn.num_heads,
