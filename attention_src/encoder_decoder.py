@@ -160,9 +160,9 @@ class EncoderDecoder(nn.Module):
     input (scaled by sqrt(D)) and adds sinusoidal positions, runs
     ``num_layers`` decoder layers with ``causal_mask(L)`` and the source's
     mask, and a linear output projection gives a score for every token.
-    ``source_mask``
-    (``padding_mask(lengths)``, ``(B, 1, 1, S)``, True = a real token) hides
-    the source's padding from the encoder and from every cross-attention.
+    ``source_mask`` (``padding_mask(lengths)``, ``(B, 1, 1, S)``, True = a real
+    token) hides the source's padding from the encoder and from every
+    cross-attention.
 
     ``share_embeddings=True`` gives source and target one embedding table
     (they share a vocabulary here); ``False``, one each. The tables are drawn
