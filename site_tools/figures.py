@@ -70,7 +70,7 @@ _TEXT = re.compile(
 )
 
 
-def _figure_span(page: str, ident: str) -> tuple[int, int] | None:
+def figure_span(page: str, ident: str) -> tuple[int, int] | None:
     start = re.search(rf'<figure\b[^>]*\bid="{re.escape(ident)}"', page)
     if start is None:
         return None
@@ -94,7 +94,7 @@ def attach_text(page: str) -> tuple[str, list[str]]:
         found[key] = match["body"].strip()
     page = _TEXT.sub("", page)
     for (ident, kind), body in found.items():
-        span = _figure_span(page, ident)
+        span = figure_span(page, ident)
         if span is None:
             problems.append(f"a {kind} paragraph for {ident}, which is not a figure on this page")
             continue

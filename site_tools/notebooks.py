@@ -223,12 +223,10 @@ def _figure_svg(figure, page_html: str) -> str | None:
         ref = node.get("src") or node.get("href") or ""
         if ref.startswith("data:image/svg+xml;base64,"):
             return base64.b64decode(ref.split(",", 1)[1]).decode("utf-8")
-    ident = figure.get("id")
-    start = re.search(rf'<figure\b[^>]*\bid="{re.escape(ident)}"', page_html) if ident else None
-    if start is None:
-        return None
-    end = page_html.find("</figure>", start.end())
-    inline = re.search(r"<svg\b.*</svg>", page_html[start.end() : end], re.S)
+    from site_tools.figures import figure_span
+
+    span = figure_span(page_html, figure["id"]) if figure.get("id") else None
+    inline = re.search(r"<svg\b.*</svg>", page_html[span[0] : span[1]], re.S) if span else None
     return inline[0] if inline else None
 
 
