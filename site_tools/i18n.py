@@ -1,0 +1,588 @@
+"""The Chinese edition (``docs-zh/``, built by ``mkdocs.zh.yml`` into ``site/zh``).
+
+Each Chinese page has the English page's path under ``docs-zh/`` and the same
+executable code: its Python blocks have the English blocks' syntax trees
+(:func:`attention_src.machinery.code_shape`: comments and docstrings may be
+translated), so the store of executed outputs serves them without running
+anything, byte for byte. Its headings carry the English ids
+(``## 因果掩码 { #causal-mask }``), so links and anchors are the same in both
+editions. Its front matter records the English text it was translated from::
+
+    ---
+    translated_from: 3f2a…   # sha256 of the English page, first 16 hex digits
+    ---
+
+When the English page changes, the Chinese one shows a banner saying its
+translation is older; ``translation: pending`` marks a generated placeholder (the
+English text under a "translation pending" banner). Commands::
+
+    python -m site_tools.i18n stale              # pages whose translation is pending or older
+    python -m site_tools.i18n placeholder PAGE   # docs-zh/PAGE from docs/PAGE, pending
+    python -m site_tools.i18n stamp PAGE...      # record the English text a page now matches
+    python -m site_tools.i18n ids PAGE           # the English page's heading ids, in order
+    python -m site_tools.i18n check PAGE...      # parity, terms and style of Chinese pages
+    python -m site_tools.i18n style --fix PAGE   # spacing and punctuation (autocorrect)
+    python -m site_tools.i18n glossary           # write docs-zh/glossary.md from the term table
+    python -m site_tools.i18n diagrams           # write diagrams/zh/ from i18n/diagrams.zh.yml
+
+PAGE is a path relative to ``docs/`` (``chapters/masks.md``) or a ``docs-zh/`` path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EN = ROOT / "docs"
+ZH = ROOT / "docs-zh"
+TERMS = ROOT / "i18n" / "terms.zh.yml"
+DIAGRAM_WORDS = ROOT / "i18n" / "diagrams.zh.yml"
+PAGE_SUFFIXES = (".md", ".ipynb")
+
+# The one declared difference in code: the Chinese check page runs the checker in Chinese.
+CHECK_PAGE = "chapters/check-your-attention.md"
+CHECK_LANG_ARGUMENT = re.compile(r'(,\s*)?"--lang",\s*"zh"(,\s*)?|\s+--lang zh\b')
+
+FRONT = re.compile(r"\A---\n(?P<body>.*?)\n---\n", re.S)
+FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<mark>`{3,}|~{3,})(?P<info>[^\n`]*)$")
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
+
+
+# --- reading a page ---------------------------------------------------------------
+
+
+def relative(page: str | Path) -> str:
+    """``chapters/masks.md`` for ``docs/chapters/masks.md``, ``docs-zh/...`` or itself."""
+    path = Path(page)
+    for base in (EN, ZH, Path("docs"), Path("docs-zh")):
+        try:
+            return path.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            continue
+    return path.as_posix()
+
+
+def english_path(page: str | Path) -> Path:
+    return EN / relative(page)
+
+
+def chinese_path(page: str | Path) -> Path:
+    return ZH / relative(page)
+
+
+def source_hash(page: str | Path) -> str:
+    """The hash a translation records: sha256 of the English page, 16 hex digits."""
+    return hashlib.sha256(english_path(page).read_bytes()).hexdigest()[:16]
+
+
+def front_matter(text: str) -> tuple[dict[str, str], str]:
+    """``(fields, body)``: the simple ``key: value`` front matter and what follows it."""
+    found = FRONT.match(text)
+    if not found:
+        return {}, text
+    fields = {}
+    for line in found["body"].splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() and not key.lstrip().startswith("#"):
+            fields[key.strip()] = value.split("#")[0].strip()
+    return fields, text[found.end() :]
+
+
+def with_front_matter(fields: dict[str, str], body: str) -> str:
+    lines = "".join(f"{key}: {value}\n" for key, value in fields.items())
+    return f"---\n{lines}---\n{body}"
+
+
+@dataclass
+class Fence:
+    info: str  # what follows the backticks: language and options
+    code: str  # dedented
+    line: int  # 1-based line of the opening fence
+
+
+def split(text: str) -> tuple[list[Fence], list[tuple[int, str]]]:
+    """The page's fenced blocks, and its other lines ``(line number, text)``."""
+    fences: list[Fence] = []
+    prose: list[tuple[int, str]] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        opened = FENCE_OPEN.match(lines[i])
+        if not opened:
+            prose.append((i + 1, lines[i]))
+            i += 1
+            continue
+        mark, indent = opened["mark"], opened["indent"]
+        body = []
+        j = i + 1
+        while j < len(lines) and not (
+            lines[j].strip().startswith(mark[0] * len(mark))
+            and lines[j].strip().strip(mark[0]) == ""
+            and len(lines[j]) - len(lines[j].lstrip()) <= len(indent)
+        ):
+            body.append(lines[j])
+            j += 1
+        code = textwrap.dedent("\n".join(body)) + "\n"
+        fences.append(Fence(opened["info"].strip(), code, i + 1))
+        i = j + 1
+    return fences, prose
+
+
+def notebook_parts(text: str) -> tuple[list[Fence], list[tuple[int, str]]]:
+    """A notebook's code cells as fences, its Markdown cells as prose."""
+    cells = json.loads(text)["cells"]
+    fences, prose = [], []
+    for n, cell in enumerate(cells):
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            fences.append(Fence("python", source, n + 1))
+        else:
+            inner_fences, inner_prose = split(source)
+            fences += inner_fences
+            prose += [(n + 1, line) for _, line in inner_prose]
+    return fences, prose
+
+
+def parts(path: Path) -> tuple[list[Fence], list[tuple[int, str]]]:
+    text = path.read_text("utf-8")
+    if path.suffix == ".ipynb":
+        return notebook_parts(text)
+    return split(front_matter(text)[1])
+
+
+def _slug(text: str) -> str:
+    from markdown.extensions.toc import slugify
+
+    text = re.sub(r"<[^>]+>", "", text)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return slugify(text, "-")
+
+
+HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.*?)\s*(?:\{(?P<attrs>[^}]*)\})?\s*$")
+
+
+def headings(prose: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
+    """``(line, id, text)`` of each Markdown heading: its explicit id, or the one
+    Python-Markdown's toc gives it."""
+    found = []
+    seen: dict[str, int] = {}
+    for number, line in prose:
+        match = HEADING.match(line)
+        if not match:
+            continue
+        explicit = re.search(r"#([\w-]+)", match["attrs"] or "")
+        ident = explicit[1] if explicit else _slug(match["text"])
+        if not explicit and ident in seen:  # toc's own de-duplication
+            seen[ident] += 1
+            ident = f"{ident}_{seen[ident]}"
+        else:
+            seen.setdefault(ident, 0)
+        found.append((number, ident, match["text"]))
+    return found
+
+
+def code_signature(fence: Fence, page: str = "") -> str:
+    """What must be equal in both editions: the fence's options and its code's
+    syntax tree (Python; comments, docstrings and layout aside), or its text (others)."""
+    from attention_src.machinery import code_shape
+
+    info = fence.info
+    info = re.sub(r'\btitle="[^"]*"', "", info)  # a listing's title may be translated
+    code = fence.code
+    if page == CHECK_PAGE:
+        code = CHECK_LANG_ARGUMENT.sub(lambda m: ", " if m[1] and m[2] else "", code)
+    language = info.split()[0] if info else ""
+    if language in ("python", "py", "pycon") and "--8<--" not in code:
+        return f"{info}\0{code_shape(code)}"
+    if language in ("bash", "sh", "console", "shell"):
+        kept = [line.split(" #")[0].rstrip() for line in code.splitlines()]
+        return f"{info}\0" + "\n".join(k for k in kept if not k.lstrip().startswith("#"))
+    if language in ("text", ""):
+        return f"{info}\0<text>"  # an example's words may be translated
+    return f"{info}\0{code}"
+
+
+def prose_text(prose: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Paragraphs of readable prose ``(first line, text)``: inline code, HTML tags,
+    link targets, math, attribute lists and snippet lines taken out."""
+    paragraphs: list[tuple[int, str]] = []
+    current: list[str] = []
+    start = 0
+    for number, line in [*prose, (0, "")]:
+        if line.strip() and not line.lstrip().startswith("--8<--"):
+            if not current:
+                start = number
+            current.append(line)
+            continue
+        if current:
+            text = " ".join(current)
+            text = re.sub(r"\$\$.*?\$\$|\$[^$]+\$|\\\(.*?\\\)", " ", text)
+            text = re.sub(r"`[^`]*`", " ", text)
+            text = re.sub(r"\]\([^)]*\)", "]", text)
+            text = re.sub(r"<[^>]+>", " ", text)
+            text = re.sub(r"\{[:.#][^}]*\}|\{ [^}]*\}", " ", text)
+            text = re.sub(r'^\s*(!!!|\?\?\?\+?)\s*\w+(\s+"([^"]*)")?', r" \3", text)
+            text = re.sub(r"https?://\S+", " ", text)
+            paragraphs.append((start, text))
+            current = []
+    return paragraphs
+
+
+# --- the term table -------------------------------------------------------------------
+
+
+def terms() -> dict[str, dict]:
+    """The term table: glossary id -> ``{en, zh, aliases, avoid, definition, links}``."""
+    import yaml
+
+    return yaml.safe_load(TERMS.read_text("utf-8")) or {}
+
+
+def term_problems(prose: list[tuple[int, str]], table: dict[str, dict] | None = None) -> list[str]:
+    """Words the term table says to avoid, where a Chinese page's prose uses them."""
+    table = terms() if table is None else table
+    problems = []
+    for number, text in prose_text(prose):
+        for ident, entry in table.items():
+            for word in entry.get("avoid") or []:
+                if word in text:
+                    problems.append(
+                        f"line {number}: {word!r} — the term table says {entry['zh']!r} "
+                        f"({ident}; accepted: {', '.join(entry.get('aliases') or []) or 'none'})"
+                    )
+    return problems
+
+
+# --- spacing and punctuation ----------------------------------------------------------
+
+
+def _formatted_lines(text: str) -> list[tuple[int, str, str]]:
+    """``(line number, line, as autocorrect writes it)`` for each line of prose.
+
+    Line by line, so that code blocks are never touched (autocorrect would respace
+    the string literals in them, changing what the code prints) and indented
+    text (admonitions, list items) is checked like any other."""
+    import autocorrect_py
+
+    fields, body = front_matter(text)
+    offset = text[: len(text) - len(body)].count("\n")
+    out = []
+    for number, line in split(body)[1]:
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith(("--8<--", "<svg", "<path")) or not HAN.search(line):
+            continue
+        fixed = autocorrect_py.format_for(stripped, "md")
+        out.append((number + offset, line, line[: len(line) - len(stripped)] + fixed))
+    return out
+
+
+def style_problems(text: str) -> list[str]:
+    """Spacing and punctuation between Chinese and Latin text (autocorrect's rules)."""
+    return [
+        f"line {number}: {line.strip()[:70]!r} -> {fixed.strip()[:70]!r}"
+        for number, line, fixed in _formatted_lines(text)
+        if fixed != line
+    ]
+
+
+def style_fix(text: str) -> str:
+    lines = text.split("\n")
+    for number, _, fixed in _formatted_lines(text):
+        lines[number - 1] = fixed
+    return "\n".join(lines)
+
+
+# --- parity --------------------------------------------------------------------------
+
+
+def latin_paragraphs(prose: list[tuple[int, str]]) -> list[str]:
+    """Paragraphs outside code with four or more Latin words and no Chinese character."""
+    found = []
+    for number, text in prose_text(prose):
+        if HAN.search(text):
+            continue
+        words = LATIN_WORD.findall(text)
+        if len(words) >= 4:
+            found.append(f"line {number}: {text.strip()[:90]!r}")
+    return found
+
+
+def han_share(prose: list[tuple[int, str]]) -> float:
+    """Chinese characters as a share of the letters (Chinese and Latin) in the prose."""
+    text = " ".join(t for _, t in prose_text(prose))
+    han = len(HAN.findall(text))
+    latin = len(re.findall(r"[A-Za-z]", text))
+    return han / (han + latin) if han + latin else 1.0
+
+
+MIN_HAN_SHARE = 0.5
+HAN_SHARE_EXEMPT = {"reference.md"}  # the API reference: its docstrings stay English
+
+
+def parity_problems(page: str) -> list[str]:
+    """What keeps ``docs-zh/PAGE`` from being the English page in Chinese."""
+    page = relative(page)
+    en, zh = english_path(page), chinese_path(page)
+    if not zh.exists():
+        return [f"{page}: no Chinese page (python -m site_tools.i18n placeholder {page})"]
+    if not en.exists():
+        return [f"{page}: no English page for this Chinese one"]
+    en_fences, en_prose = parts(en)
+    zh_fences, zh_prose = parts(zh)
+    problems = []
+    en_code = [code_signature(f) for f in en_fences]
+    zh_code = [code_signature(f, page) for f in zh_fences]
+    if en_code != zh_code:
+        for n, (a, b) in enumerate(zip(en_code, zh_code, strict=False)):
+            if a != b:
+                problems.append(
+                    f"{page}: code block {n + 1} (Chinese line {zh_fences[n].line}, English "
+                    f"line {en_fences[n].line}) is not the English code "
+                    f"({en_fences[n].info!r} vs {zh_fences[n].info!r})"
+                )
+                break
+        if len(en_code) != len(zh_code):
+            problems.append(f"{page}: {len(zh_code)} code blocks, English has {len(en_code)}")
+    en_ids = [i for _, i, _ in headings(en_prose)]
+    zh_ids = [i for _, i, _ in headings(zh_prose)]
+    if en_ids != zh_ids:
+        missing = [i for i in en_ids if i not in zh_ids]
+        extra = [i for i in zh_ids if i not in en_ids]
+        problems.append(
+            f"{page}: heading ids differ from the English page's"
+            + (f"; missing {missing}" if missing else "")
+            + (f"; not in English {extra}" if extra else "")
+            + ("; order differs" if not missing and not extra else "")
+        )
+    if zh.suffix == ".md" and front_matter(zh.read_text("utf-8"))[0].get("translation") == "pending":
+        return problems  # a placeholder: the English text, under a banner
+    problems += [f"{page}: English paragraph {p}" for p in latin_paragraphs(zh_prose)]
+    share = han_share(zh_prose)
+    if page not in HAN_SHARE_EXEMPT and share < MIN_HAN_SHARE:
+        problems.append(f"{page}: Chinese characters are {share:.0%} of the prose's letters")
+    problems += [f"{page}: {p}" for p in term_problems(zh_prose)]
+    if zh.suffix == ".md":
+        problems += [f"{page}: style {p}" for p in style_problems(zh.read_text("utf-8"))]
+    return problems
+
+
+# --- pages and their state ----------------------------------------------------------------
+
+
+def english_pages() -> list[str]:
+    return sorted(
+        p.relative_to(EN).as_posix()
+        for p in EN.rglob("*")
+        if p.suffix in PAGE_SUFFIXES and "assets" not in p.parts
+    )
+
+
+def chinese_pages() -> list[str]:
+    if not ZH.is_dir():
+        return []
+    return sorted(p.relative_to(ZH).as_posix() for p in ZH.rglob("*") if p.suffix in PAGE_SUFFIXES)
+
+
+def translation_state(page: str) -> str:
+    """``current``, ``stale`` (the English page changed since), ``pending`` or ``missing``."""
+    zh = chinese_path(page)
+    if not zh.exists():
+        return "missing"
+    if zh.suffix == ".ipynb":
+        meta = json.loads(zh.read_text("utf-8")).get("metadata", {}).get("translation", {})
+        fields = {k: str(v) for k, v in meta.items()}
+    else:
+        fields = front_matter(zh.read_text("utf-8"))[0]
+    if fields.get("translation") == "pending":
+        return "pending"
+    return "current" if fields.get("translated_from") == source_hash(page) else "stale"
+
+
+def stale_pages() -> list[tuple[str, str]]:
+    return [
+        (page, state)
+        for page in english_pages()
+        if (state := translation_state(page)) != "current"
+    ]
+
+
+def placeholder(page: str) -> Path:
+    """Write ``docs-zh/PAGE``: the English page under a "translation pending" banner."""
+    page = relative(page)
+    zh = chinese_path(page)
+    zh.parent.mkdir(parents=True, exist_ok=True)
+    text = english_path(page).read_text("utf-8")
+    fields, body = front_matter(text)
+    fields = {**fields, "translation": "pending", "translated_from": source_hash(page)}
+    zh.write_text(with_front_matter(fields, body), "utf-8")
+    return zh
+
+
+def stamp(page: str) -> Path:
+    """Record that ``docs-zh/PAGE`` now matches the English page's current text."""
+    page = relative(page)
+    zh = chinese_path(page)
+    if zh.suffix == ".ipynb":
+        notebook = json.loads(zh.read_text("utf-8"))
+        notebook.setdefault("metadata", {})["translation"] = {"translated_from": source_hash(page)}
+        zh.write_text(json.dumps(notebook, ensure_ascii=False, indent=1) + "\n", "utf-8")
+        return zh
+    fields, body = front_matter(zh.read_text("utf-8"))
+    fields.pop("translation", None)
+    fields["translated_from"] = source_hash(page)
+    zh.write_text(with_front_matter(fields, body), "utf-8")
+    return zh
+
+
+# --- the Chinese glossary, from the term table ----------------------------------------------
+
+GLOSSARY_HEAD = """\
+# 术语表 { #glossary }
+
+本站用到的术语，按英文名的字母顺序排列，便于和英文资料对照。形状的字母沿用[记号页](notation.md#shape-legend)：
+`B` 批大小，`H` 头数，`L` 查询数，`S` 键数，`D` 模型宽度，`Dh` 每个头的宽度，`Dk`/`Dv` 键和值的宽度；`V`
+是词表大小。每个词条都链接到讲它的那一章。
+
+本页由术语对照表 `i18n/terms.zh.yml` 生成（`python -m site_tools.i18n glossary`），
+中文版所有页面的用词都按这张表检查：首选译名在前，“也作”列出可以接受的其他译法。
+"""
+
+
+def glossary_markdown(table: dict[str, dict] | None = None) -> str:
+    table = terms() if table is None else table
+    out = [GLOSSARY_HEAD]
+    for ident, entry in table.items():
+        name = entry["zh"] if entry["zh"] == entry["en"] else f"{entry['zh']}（{entry['en']}）"
+        definition = textwrap.indent(entry["definition"].strip(), "    ")[4:]
+        aliases = entry.get("aliases") or []
+        also = f"\n\n    也作：{'、'.join(aliases)}。" if aliases else ""
+        out.append(f"\n**{name}** {{ #{ident} }}\n:   {definition}{also}\n")
+    return "".join(out)
+
+
+def write_glossary() -> Path:
+    path = ZH / "glossary.md"
+    fields = {"translated_from": source_hash("glossary.md")}
+    path.write_text(with_front_matter(fields, glossary_markdown()), "utf-8")
+    return path
+
+
+
+# --- the diagrams' words ----------------------------------------------------------------
+
+DIAGRAMS = ROOT / "diagrams"
+SVG_TEXT = re.compile(r"(<(?P<tag>text|tspan|title|desc)\b[^>]*>)(?P<words>[^<]+)(?=<)")
+SVG_LABEL = re.compile(r'(?P<attr>aria-label)="(?P<words>[^"]+)"')
+
+
+def diagram_words(svg: str) -> list[str]:
+    """The words of a diagram a reader reads: its text, title, description and labels."""
+    found = [m["words"].strip() for m in SVG_TEXT.finditer(svg)]
+    found += [m["words"].strip() for m in SVG_LABEL.finditer(svg)]
+    return list(dict.fromkeys(w for w in found if w))
+
+
+def diagram_table() -> dict[str, dict[str, str]]:
+    """``{diagram stem: {English words: Chinese words}}`` (``i18n/diagrams.zh.yml``)."""
+    import yaml
+
+    return yaml.safe_load(DIAGRAM_WORDS.read_text("utf-8")) or {}
+
+
+def translate_svg(svg: str, words: dict[str, str]) -> str:
+    """The same drawing with its words in Chinese: only text content and labels change."""
+    import html as html_lib
+
+    def chinese(english: str) -> str:
+        key = english.strip()
+        if key not in words or not words[key]:
+            raise KeyError(key)
+        value = words[key]
+        return english.replace(key, html_lib.escape(html_lib.unescape(value), quote=False))
+
+    svg = SVG_TEXT.sub(lambda m: m[1] + chinese(m["words"]) if m["words"].strip() else m[0], svg)
+    return SVG_LABEL.sub(
+        lambda m: f'{m["attr"]}="{chinese(m["words"]).replace(chr(34), "&quot;")}"', svg
+    )
+
+
+def write_diagrams() -> list[Path]:
+    table = diagram_table()
+    written = []
+    (DIAGRAMS / "zh").mkdir(exist_ok=True)
+    for svg in sorted(DIAGRAMS.glob("*.svg")):
+        words = table.get(svg.stem) or {}
+        target = DIAGRAMS / "zh" / svg.name
+        target.write_text(translate_svg(svg.read_text("utf-8"), words), "utf-8")
+        written.append(target)
+    return written
+
+
+# --- the command line ----------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m site_tools.i18n", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("stale", help="list pages whose translation is pending, older or missing")
+    for name in ("placeholder", "stamp", "ids", "check"):
+        sub.add_parser(name).add_argument("pages", nargs="+")
+    style = sub.add_parser("style")
+    style.add_argument("--fix", action="store_true")
+    style.add_argument("pages", nargs="+")
+    sub.add_parser("glossary")
+    sub.add_parser("diagrams", help="write diagrams/zh/*.svg from i18n/diagrams.zh.yml")
+    args = parser.parse_args(argv)
+    if args.command == "stale":
+        found = stale_pages()
+        for page, state in found:
+            print(f"{state:8} docs-zh/{page}")
+        return 0
+    if args.command == "placeholder":
+        for page in args.pages:
+            print(placeholder(page))
+        return 0
+    if args.command == "stamp":
+        for page in args.pages:
+            print(stamp(page), source_hash(page))
+        return 0
+    if args.command == "ids":
+        for page in args.pages:
+            for number, ident, text in headings(parts(english_path(page))[1]):
+                print(f"{number:5}  {{ #{ident} }}  {text}")
+        return 0
+    if args.command == "check":
+        problems = [p for page in args.pages for p in parity_problems(page)]
+        print("\n".join(problems) or "no problems")
+        return 1 if problems else 0
+    if args.command == "style":
+        failed = 0
+        for page in args.pages:
+            path = chinese_path(page)
+            text = path.read_text("utf-8")
+            if args.fix:
+                path.write_text(style_fix(text), "utf-8")
+            for problem in style_problems(path.read_text("utf-8")):
+                print(f"{path}: {problem}")
+                failed = 1
+        return failed
+    if args.command == "diagrams":
+        for path in write_diagrams():
+            print(path)
+        return 0
+    if args.command == "glossary":
+        print(write_glossary())
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
