@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The project's two commands (see README.md):
-#   ./dev.sh serve   set up what is missing, then serve the site with live reload
+# The project's commands (see README.md):
+#   ./dev.sh serve      set up what is missing, then serve the site with live reload
+#   ./dev.sh serve zh   the same for the Chinese edition (mkdocs.zh.yml, docs-zh/)
+#   ./dev.sh build      build both editions into site/ (English) and site/zh (Chinese)
 #   ./dev.sh test    set up what is missing, then run every check CI runs
 #   ./dev.sh test --fast   the same without the site's tests: ruff and the package's
 #                          unit and reference tests (pytest -m "not docs and not browser")
@@ -50,22 +52,39 @@ setup() {
 }
 
 install_browser() {
-  # The browser test needs Chromium; it skips (saying why) where there is none.
-  if command -v chromium >/dev/null 2>&1; then return; fi
+  # The browser test needs Chromium, and a CJK font for the Chinese edition (no web
+  # font is served: pages use the system's); it skips (saying why) without Chromium.
+  if command -v chromium >/dev/null 2>&1 && fc-list 2>/dev/null | grep -i "wenquanyi\|noto sans cjk" >/dev/null; then
+    return
+  fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "==> installing Debian's chromium for the browser test"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    echo "==> installing Debian's chromium and a small CJK font for the browser test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+      fonts-wqy-microhei >/dev/null
   else
-    echo "==> no chromium and no root apt-get: the browser test will be skipped"
+    echo "==> no root apt-get: the browser test runs only if chromium (and a CJK font) is there"
   fi
 }
 
 case "${1:-}" in
   serve)
     setup
+    config=mkdocs.yml
+    if [ "${2:-}" = zh ]; then config=mkdocs.zh.yml; set -- "$1" "${@:3}"; fi
     # --dirty: a saved page rebuilds alone (site_tools/hooks.py also rebuilds the
     # pages that use attention_src when its code changes). Restart after nav edits.
-    exec "$VENV/bin/python" -m mkdocs serve --dirty "${@:2}"
+    # One edition is served: the language switch leads where ./dev.sh build puts the other.
+    exec "$VENV/bin/python" -m mkdocs serve --dirty -f "$config" "${@:2}"
+    ;;
+  build)
+    setup
+    # English first (it empties site/), then Chinese into site/zh. The Chinese pages'
+    # code is the English code: the store of executed outputs serves it, nothing runs
+    # again. The last build prunes what neither edition used (site_tools/hooks.py).
+    ATTENTION_BUILD_STARTED=$(date +%s)
+    export ATTENTION_BUILD_STARTED
+    "$VENV/bin/python" -m mkdocs build --strict -f mkdocs.yml "${@:2}"
+    "$VENV/bin/python" -m mkdocs build --strict -f mkdocs.zh.yml "${@:2}"
     ;;
   test)
     setup
@@ -84,7 +103,7 @@ case "${1:-}" in
     exec "$VENV/bin/python" -m pytest "${@:2}"
     ;;
   *)
-    echo "usage: ./dev.sh serve | ./dev.sh test [--fast] [pytest args]" >&2
+    echo "usage: ./dev.sh serve [zh] | ./dev.sh build | ./dev.sh test [--fast] [pytest args]" >&2
     exit 2
     ;;
 esac

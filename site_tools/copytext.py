@@ -364,8 +364,17 @@ _LISTING = re.compile(
 _TAG = re.compile(r"<[^>]+>")
 
 
-def add_listing_copies(page_html: str) -> str:
-    """Give every listing titled ``attention_src/....py`` a ``data-copy`` with its imports."""
+COPY_NOTE = {
+    "en": ("copy adds {adds}", "its imports", "the helper", "the helpers", "the rest of the class"),
+    "zh": ("复制时加上{adds}", "所需的导入", "辅助函数 ", "辅助函数 ", "类的其余部分"),
+}
+
+
+def add_listing_copies(page_html: str, lang: str = "en") -> str:
+    """Give every listing titled ``attention_src/....py`` a ``data-copy`` with its imports
+    (``lang``: the edition, whose words the title's note uses)."""
+    note_words, imports, helper, helpers, rest = COPY_NOTE[lang]
+    comma = "、" if lang == "zh" else ", "
 
     def replace(match: re.Match) -> str:
         title = html.unescape(match["title"]).strip()
@@ -375,13 +384,15 @@ def add_listing_copies(page_html: str) -> str:
         code = html.unescape(_TAG.sub("", body[: body.rindex("</code>")]))
         module = title[:-3].replace("/", ".")
         copy = listing_copy(code, module)
-        adds = "its imports"
+        adds = imports
         if copy.helpers:
             names = ", ".join(f"{n}()" if copy_is_function(n, module) else n for n in copy.helpers)
-            adds += f", the helper{'s' if len(copy.helpers) > 1 else ''} {names}"
+            adds += f"{comma}{helpers if len(copy.helpers) > 1 else helper} {names}".replace(
+                "  ", " "
+            )
         if copy.methods:
-            adds += ", the rest of the class (" + ", ".join(copy.methods) + ")"
-        note = f'<span class="copy-note">copy adds {html.escape(adds)}</span>'
+            adds += f"{comma}{rest} (" + ", ".join(copy.methods) + ")"
+        note = f'<span class="copy-note">{html.escape(note_words.format(adds=adds))}</span>'
         return (
             f'<div class="language-python highlight listing" '
             f'data-listing="{html.escape(title)}" '

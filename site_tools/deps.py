@@ -35,6 +35,8 @@ from attention_src.machinery.source import PACKAGE, reachable_code, read_source
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "data"
 INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[\w-]+)"')
+# site_tools modules that no page's block runs through: editing them re-executes nothing.
+NOT_RUN_BY_PAGES = {"i18n.py"}  # the Chinese edition's checks and banners
 FENCE = re.compile(r"^```python[^\n]*\n(?P<code>.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -103,7 +105,8 @@ def _fingerprints(text: str, cells: list[str]) -> dict[str, str]:
     for name, body in reached.items():
         runs.update(f"{name}\0{body}\0".encode())
     for tool in sorted((ROOT / "site_tools").glob("*.py")):
-        runs.update(tool.read_bytes())
+        if tool.name not in NOT_RUN_BY_PAGES:
+            runs.update(tool.read_bytes())
     code = hashlib.sha256(listings.digest() + runs.digest())
     data = hashlib.sha256()
     for path in data_files_read(cells, reached.values()):

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from site_tools import copytext, deps, notebooks, numbering, parallel, store
+from site_tools import copytext, deps, i18n, notebooks, numbering, parallel, store
 
 log = logging.getLogger("mkdocs.hooks")
 NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
@@ -23,14 +23,38 @@ _PENDING_SECOND_BUILD = False
 _REBUILT: list = []  # pages this build rebuilds because code they reach changed
 _NUMBERS: dict = {}  # page url -> (chapter number, title), from the nav
 _STARTED: list = []  # when this build started, for pruning the store
+_EXECUTED: dict = {}  # page -> blocks this process executed for it (the log reports them)
+_AT_PAGE_START: list = [0]
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = (ROOT / "attention_src", ROOT / "site_tools")
 TRIGGER = ROOT / ".cache" / "site-deps" / "second-build"
 
 
+def edition(config) -> str:
+    """``en`` or ``zh``: which edition this configuration builds (mkdocs.zh.yml: zh)."""
+    return "zh" if str(config["theme"]["language"]).startswith("zh") else "en"
+
+
+def _prunes(config) -> bool:
+    """Whether this build deletes the store's and the notebooks' unused entries: the
+    last full build of a run. ``./dev.sh build`` builds English then Chinese with
+    ``ATTENTION_BUILD_STARTED`` set, and the Chinese build prunes what neither used;
+    a lone full English build prunes by itself."""
+    if not _STARTED or os.environ.get("ATTENTION_SERVE_DIRTY"):
+        return False
+    if os.environ.get("ATTENTION_BUILD_STARTED"):
+        return edition(config) == "zh"
+    return Path(config.config_file_path).resolve() == ROOT / "mkdocs.yml"
+
+
+def _prune_since() -> float:
+    return float(os.environ.get("ATTENTION_BUILD_STARTED") or _STARTED[0])
+
+
 def on_pre_build(config, **kwargs) -> None:
     _STARTED[:] = [time.time()]
+    _EXECUTED.clear()
     store.forget_code()
     # Under `mkdocs serve` the Python process lives on between rebuilds. Drop
     # the book's modules so that the next build imports the edited source
@@ -93,10 +117,26 @@ def on_serve(server, config, builder, **kwargs):
 
 
 def on_files(files, config, **kwargs):
+    if edition(config) == "zh":
+        _share_english_files(files, config)
     files = _plan_rebuilds(files, config)
     _run_pages_in_parallel(files, config)
     _serve_the_package(files, config)
     return files
+
+
+def _share_english_files(files, config) -> None:
+    """The Chinese edition serves the English edition's assets and data (stylesheets,
+    scripts, KaTeX, docs/data): one copy in the repository, not a translated one."""
+    from mkdocs.structure.files import File
+
+    english = ROOT / "docs"
+    for path in sorted(english.rglob("*")):
+        uri = path.relative_to(english).as_posix()
+        if path.is_dir() or path.suffix in i18n.PAGE_SUFFIXES:
+            continue
+        if files.get_file_from_path(uri) is None:
+            files.append(File(uri, str(english), config["site_dir"], config["use_directory_urls"]))
 
 
 def _serve_the_package(files, config) -> None:
@@ -136,6 +176,9 @@ def _run_pages_in_parallel(files, config) -> None:
     start = time.perf_counter()
     results = parallel.prefill(stale, config["markdown_extensions"], config["mdx_configs"])
     executed = sum(r["executed"] for r in results)
+    for result in results:
+        if result["executed"]:
+            _EXECUTED[Path(result["page"]).as_posix()] = result["executed"]
     log.info(
         "executed %d blocks of %d pages in parallel in %.1f s",
         executed,
@@ -195,24 +238,21 @@ def on_nav(nav, config, files, **kwargs):
 
 
 def on_post_build(config, **kwargs):
-    if (
-        _STARTED
-        and not os.environ.get("ATTENTION_SERVE_DIRTY")
-        and Path(config.config_file_path).resolve() == ROOT / "mkdocs.yml"
-    ):
+    log.info(
+        "store of executed outputs: executed %d blocks in this build: %s",
+        sum(_EXECUTED.values()),
+        json.dumps(_EXECUTED, sort_keys=True),
+    )
+    if _prunes(config):
         # A full build of the site: the store keeps only what it used.
-        removed = store.prune(_STARTED[0])
+        removed = store.prune(_prune_since())
         if removed:
             log.info("store of executed outputs: %d unused entries removed", removed)
     # References to figures of other pages, now that every page's figures are numbered.
     numbering.resolve_site(config["site_dir"], _NUMBERS)
     _write_chapter_notebooks(config)
-    if (
-        _STARTED
-        and not os.environ.get("ATTENTION_SERVE_DIRTY")
-        and Path(config.config_file_path).resolve() == ROOT / "mkdocs.yml"
-    ):
-        notebooks.prune_notebooks(CHAPTER_NOTEBOOKS, _STARTED[0])
+    if _prunes(config):
+        notebooks.prune_notebooks(CHAPTER_NOTEBOOKS, _prune_since())
     if not _STATE_AT:
         return
     path, newest, pending = _STATE_AT
@@ -259,17 +299,28 @@ def on_page_context(context, page, config, nav, **kwargs):
     return context
 
 
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    _AT_PAGE_START[0] = len(store.STATS.executed)
+    if edition(config) == "zh" and page.file.src_uri.endswith(".md"):
+        # A translation older than its English page, or a placeholder, says so.
+        return i18n.banner(page.file.src_uri, page.url) + markdown
+    return markdown
+
+
 def on_page_content(html, page, config, files, **kwargs):
     store.end_page()  # record what the page's blocks used (site_tools/store.py)
+    executed = len(store.STATS.executed) - _AT_PAGE_START[0]
+    if executed:
+        _EXECUTED[page.file.src_uri] = executed
     # Figures printed by code blocks are raw HTML that MkDocs' link check does not
     # see: make their ids valid anchors, for links like [figure #](#fig-…).
     if getattr(page, "present_anchor_ids", None) is not None:
         page.present_anchor_ids |= numbering.figure_ids(html)
     # Figures numbered, numbered references filled in (site_tools/numbering.py).
-    html = numbering.number_page(html, page.url, _NUMBERS)
+    html = numbering.number_page(html, page.url, _NUMBERS, edition(config))
     numbering.retitle_toc(html, page.toc)
     # Listings included from attention_src copy with the imports they need.
-    return copytext.add_listing_copies(html)
+    return copytext.add_listing_copies(html, edition(config))
 
 
 def on_post_page(output, page, config, **kwargs):

@@ -53,6 +53,7 @@ CHECK_LANG_ARGUMENT = re.compile(r'(,\s*)?"--lang",\s*"zh"(,\s*)?|\s+--lang zh\b
 FRONT = re.compile(r"\A---\n(?P<body>.*?)\n---\n", re.S)
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<mark>`{3,}|~{3,})(?P<info>[^\n`]*)$")
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+HAN_HYPHEN = re.compile(r"([\u4e00-\u9fff]) - ([\u4e00-\u9fff])")
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
 
 
@@ -280,6 +281,9 @@ def _formatted_lines(text: str) -> list[tuple[int, str, str]]:
         if not stripped or stripped.startswith(("--8<--", "<svg", "<path")) or not HAN.search(line):
             continue
         fixed = autocorrect_py.format_for(stripped, "md")
+        # A hyphen joining two Chinese words (编码器-解码器) stays unspaced, as the
+        # term table writes it; autocorrect would space it like a minus sign.
+        fixed = HAN_HYPHEN.sub(r"\1-\2", fixed) if HAN_HYPHEN.search(fixed) else fixed
         out.append((number + offset, line, line[: len(line) - len(stripped)] + fixed))
     return out
 
@@ -362,7 +366,10 @@ def parity_problems(page: str) -> list[str]:
             + (f"; not in English {extra}" if extra else "")
             + ("; order differs" if not missing and not extra else "")
         )
-    if zh.suffix == ".md" and front_matter(zh.read_text("utf-8"))[0].get("translation") == "pending":
+    if (
+        zh.suffix == ".md"
+        and front_matter(zh.read_text("utf-8"))[0].get("translation") == "pending"
+    ):
         return problems  # a placeholder: the English text, under a banner
     problems += [f"{page}: English paragraph {p}" for p in latin_paragraphs(zh_prose)]
     share = han_share(zh_prose)
@@ -406,11 +413,38 @@ def translation_state(page: str) -> str:
     return "current" if fields.get("translated_from") == source_hash(page) else "stale"
 
 
+BANNERS = {
+    "pending": (
+        "warning",
+        "翻译待完成",
+        "本页还没有译成中文，下面是英文原文。",
+    ),
+    "stale": (
+        "note",
+        "译文较旧",
+        "英文页面在这份译文之后有过修改，本页可能没有反映最新内容。",
+    ),
+}
+
+
+def banner(page: str, url: str) -> str:
+    """The banner a Chinese page shows above its text when its translation is pending
+    or older than its English page (raw HTML: its link leaves the edition)."""
+    state = translation_state(page)
+    if state not in BANNERS:
+        return ""
+    kind, title, text = BANNERS[state]
+    english = "../" * (url.count("/") + 1) + url  # from site/zh/<url> to site/<url>
+    return (
+        f'<div class="admonition {kind} translation-{state}" markdown="0">'
+        f'<p class="admonition-title">{title}</p>'
+        f'<p>{text}<a href="{english}" hreflang="en">查看英文页面</a>。</p></div>\n\n'
+    )
+
+
 def stale_pages() -> list[tuple[str, str]]:
     return [
-        (page, state)
-        for page in english_pages()
-        if (state := translation_state(page)) != "current"
+        (page, state) for page in english_pages() if (state := translation_state(page)) != "current"
     ]
 
 
@@ -420,6 +454,14 @@ def placeholder(page: str) -> Path:
     zh = chinese_path(page)
     zh.parent.mkdir(parents=True, exist_ok=True)
     text = english_path(page).read_text("utf-8")
+    if zh.suffix == ".ipynb":
+        notebook = json.loads(text)
+        notebook.setdefault("metadata", {})["translation"] = {
+            "translation": "pending",
+            "translated_from": source_hash(page),
+        }
+        zh.write_text(json.dumps(notebook, ensure_ascii=False, indent=1) + "\n", "utf-8")
+        return zh
     fields, body = front_matter(text)
     fields = {**fields, "translation": "pending", "translated_from": source_hash(page)}
     zh.write_text(with_front_matter(fields, body), "utf-8")
@@ -473,7 +515,6 @@ def write_glossary() -> Path:
     fields = {"translated_from": source_hash("glossary.md")}
     path.write_text(with_front_matter(fields, glossary_markdown()), "utf-8")
     return path
-
 
 
 # --- the diagrams' words ----------------------------------------------------------------
@@ -530,7 +571,9 @@ def write_diagrams() -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m site_tools.i18n", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m site_tools.i18n", description=__doc__.split("\n\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("stale", help="list pages whose translation is pending, older or missing")
     for name in ("placeholder", "stamp", "ids", "check"):

@@ -37,7 +37,32 @@ from urllib.parse import urljoin
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "attention_src"
 DOWNLOADS = "downloads"  # under the built site: the wheel and models.txt
-RAISES_NOTE = "# This cell raises {name} on purpose: the page shows the error it gives."
+RAISES_NOTE = {
+    "en": "# This cell raises {name} on purpose: the page shows the error it gives.",
+    "zh": "# 这个单元格故意抛出 {name}：页面上展示的就是它给出的错误。",
+}
+INTRO = {
+    "en": (
+        "The chapter [{name}]({page}) of *Attention, from the ground up*, as a "
+        "notebook: its prose, and as code cells exactly the code its copy buttons give, "
+        "in page order, with the outputs the site's build printed. Install the package "
+        "first (in a terminal, or in a cell with `%pip` in place of `pip`; the second "
+        "half is for the chapters of Part III):"
+    ),
+    "zh": (
+        "《从零构建注意力机制》的章节[{name}]({page})的笔记本版：正文，以及按页面顺序排列、"
+        "与复制按钮给出的代码完全相同的代码单元格，附带网站构建时打印的输出。先安装软件包"
+        "（在终端里运行，或在单元格里把 `pip` 换成 `%pip`；后半部分是第三部分各章要用的）："
+    ),
+}
+_LANG = re.compile(r'<html\b[^>]*\blang="([a-z]+)', re.I)
+
+
+def page_language(page_html: str) -> str:
+    """The edition a built page belongs to: ``en`` or ``zh`` (its ``<html lang>``)."""
+    found = _LANG.search(page_html)
+    return "zh" if found and found[1].lower().startswith("zh") else "en"
+
 
 # Material's light colours, for the diagrams' classes outside the site (a notebook
 # has none of the site's stylesheets): the same rules, the variables resolved.
@@ -265,7 +290,8 @@ class _Builder:
         source = block.code
         metadata = {}
         if block.raises:
-            source = RAISES_NOTE.format(name=block.raises) + "\n" + source
+            note = RAISES_NOTE[page_language(self.page_html)]
+            source = note.format(name=block.raises) + "\n" + source
             metadata["tags"] = ["raises-exception"]
         cell = self.nbf.new_code_cell(source, metadata=metadata)
         self.cells.append(cell)
@@ -398,23 +424,20 @@ def page_notebook(page_html: str, *, page_url: str, site_url: str, title: str = 
     article = BeautifulSoup(page_html, "html.parser").find("article")
     if article is None:
         raise ValueError(f"{page_url}: no <article> in the page")
-    builder = _Builder(copies, page_url, site_url, page_html)
+    # Links lead into the page's own edition; the install lines to the one package.
+    edition_url = urljoin(site_url or "/", "zh/") if page_language(page_html) == "zh" else site_url
+    builder = _Builder(copies, page_url, edition_url, page_html)
     heading = article.find("h1")
     if heading is not None:
         heading.extract()
     for button in article.select("a.md-content__button"):  # download, edit: the site's
         button.extract()
     nodes = [n for n in article.children if getattr(n, "name", None)]
-    page = urljoin(site_url or "/", page_url)
+    page = urljoin(edition_url or "/", page_url)
     name = heading.get_text().strip(" ¶") if heading is not None else title
+    intro = INTRO[page_language(page_html)].format(name=name, page=page)
     builder.prose(
-        f"# {name}\n\n"
-        f"The chapter [{name}]({page}) of *Attention, from the ground up*, as a "
-        "notebook: its prose, and as code cells exactly the code its copy buttons give, "
-        "in page order, with the outputs the site's build printed. Install the package "
-        "first (in a terminal, or in a cell with `%pip` in place of `pip`; the second "
-        "half is for the chapters of Part III):\n\n"
-        "```bash\n" + "\n".join(install_lines(site_url)) + "\n```"
+        f"# {name}\n\n{intro}\n\n```bash\n" + "\n".join(install_lines(site_url)) + "\n```"
     )
     builder.flush()
     _walk(builder, nodes)

@@ -60,8 +60,15 @@ def _target(page_url: str, href: str) -> tuple[str, str] | None:
     return path, parts.fragment
 
 
-def number_page(html: str, page_url: str, numbers: dict[str, tuple[str, str]]) -> str:
-    """Number the figures of one page and fill in the references it can resolve."""
+FIGURE_WORD = {"en": "Figure {number}", "zh": "图 {number}"}
+
+
+def number_page(
+    html: str, page_url: str, numbers: dict[str, tuple[str, str]], lang: str = "en"
+) -> str:
+    """Number the figures of one page and fill in the references it can resolve
+    (``lang``: the edition, whose word the captions' numbers carry)."""
+    word = FIGURE_WORD[lang]
     chapter = numbers.get(page_url, (None, None))[0]
     figures: dict[str, str] = {}
     count = 0
@@ -85,7 +92,8 @@ def number_page(html: str, page_url: str, numbers: dict[str, tuple[str, str]]) -
             )
         body = FIGCAPTION.sub(
             lambda m: (
-                f'<figcaption{m.group(1)}><span class="figure-number">Figure {number}</span> — '
+                f'<figcaption{m.group(1)}><span class="figure-number">'
+                f"{word.format(number=number)}</span> — "
             ),
             body,
             count=1,

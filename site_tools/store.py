@@ -39,7 +39,9 @@ import hashlib
 import json
 import os
 import platform
+import re
 import tempfile
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,10 +84,29 @@ def _environment() -> str:
     return "\0".join(parts)
 
 
+def _code_hash(markdown: str) -> str:
+    """The page's record in the store: a hash of its executed code's shape, so that
+    a page whose prose or comments differ (the Chinese edition of it) shares the
+    record, and :func:`needs_run` knows it needs nothing run."""
+    from attention_src.machinery import code_shape
+
+    digest = hashlib.sha256()
+    for found in _FENCE.finditer(markdown):
+        code = textwrap.dedent(found["code"])
+        digest.update(f"{found['info'].strip()}\0{code_shape(code)}\0".encode())
+    return digest.hexdigest()
+
+
+_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```python(?P<info>[^\n]*)\n(?P<code>.*?)^(?P=indent)```",
+    re.MULTILINE | re.DOTALL,
+)
+
+
 @dataclass
 class _Page:
     markdown: str
-    text: str  # hash of the page's Markdown: its record in the store
+    text: str  # hash of the page's executed code: its record in the store
     base: str | None = None  # environment and fingerprints, computed at the first block
     chain: hashlib._Hash = field(default_factory=hashlib.sha256)
     index: int = 0
@@ -136,7 +157,7 @@ def begin_page(markdown: str) -> None:
     random.seed(0)
     np.random.seed(0)
     end_page()  # the page before, if nothing closed it
-    _PAGE.append(_Page(markdown, _text_hash(markdown)))
+    _PAGE.append(_Page(markdown, _code_hash(markdown)))
 
 
 def end_page() -> list[str]:
@@ -159,7 +180,7 @@ def page_record(markdown: str, folder: Path | None = None) -> dict | None:
     """What the store recorded for a page with this Markdown: ``{"keys", "base"}``."""
     folder = folder or store_dir()
     try:
-        return json.loads((folder / PAGES).read_text("utf-8")).get(_text_hash(markdown))
+        return json.loads((folder / PAGES).read_text("utf-8")).get(_code_hash(markdown))
     except (OSError, ValueError, TypeError):
         return None
 

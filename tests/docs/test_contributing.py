@@ -126,6 +126,12 @@ NOT_RUN = {
     './dev.sh test tests/docs/test_codeblocks.py -k "fences and $STEM"': NEW_CHAPTER,
     ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--$STEM.json": NEW_CHAPTER,
     "./dev.sh serve": "serves until stopped",
+    "./dev.sh serve zh": "serves until stopped",
+    "./dev.sh build": (
+        "builds both editions into site/: the built_site and built_site_zh fixtures "
+        "(tests/docs/conftest.py) run the same two strict builds once per session"
+    ),
+    ".venv/bin/python -m site_tools.i18n placeholder chapters/$STEM.md": NEW_CHAPTER,
     "./dev.sh test": "the whole suite, which this test is part of (recursion)",
     "python3 -m venv --system-site-packages .venv": (
         "set-up, not a check: it would rewrite the environment the suite runs in"
