@@ -273,7 +273,7 @@ def _formatted_lines(text: str) -> list[tuple[int, str, str]]:
     text (admonitions, list items) is checked like any other."""
     import autocorrect_py
 
-    fields, body = front_matter(text)
+    body = front_matter(text)[1]
     offset = text[: len(text) - len(body)].count("\n")
     out = []
     for number, line in split(body)[1]:
@@ -489,9 +489,10 @@ def stamp(page: str) -> Path:
 GLOSSARY_HEAD = """\
 # 术语表 { #glossary }
 
-本站用到的术语，按英文名的字母顺序排列，便于和英文资料对照。形状的字母沿用[记号页](notation.md#shape-legend)：
-`B` 批大小，`H` 头数，`L` 查询数，`S` 键数，`D` 模型宽度，`Dh` 每个头的宽度，`Dk`/`Dv` 键和值的宽度；`V`
-是词表大小。每个词条都链接到讲它的那一章。
+本站用到的术语，按英文名的字母顺序排列，便于和英文资料对照。
+形状的字母沿用[记号页](notation.md#shape-legend)：
+`B` 批大小，`H` 头数，`L` 查询数，`S` 键数，`D` 模型宽度，`Dh` 每个头的宽度，
+`Dk`/`Dv` 键和值的宽度；`V` 是词表大小。每个词条都链接到讲它的那一章。
 
 本页由术语对照表 `i18n/terms.zh.yml` 生成（`python -m site_tools.i18n glossary`），
 中文版所有页面的用词都按这张表检查：首选译名在前，“也作”列出可以接受的其他译法。
