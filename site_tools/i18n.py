@@ -217,8 +217,14 @@ def prose_text(prose: list[tuple[int, str]]) -> list[tuple[int, str]]:
     paragraphs: list[tuple[int, str]] = []
     current: list[str] = []
     start = 0
+    directive = False  # inside a mkdocstrings ``:::`` line's indented options
     for number, line in [*prose, (0, "")]:
-        if line.strip() and not line.lstrip().startswith("--8<--"):
+        if line.startswith(":::"):
+            directive = True
+        elif line.strip() and not line[:1].isspace():
+            directive = False
+        # (an include, a mkdocstrings directive and its options are not prose)
+        if line.strip() and not directive and not line.lstrip().startswith("--8<--"):
             if not current:
                 start = number
             current.append(line)
@@ -357,6 +363,11 @@ def parity_problems(page: str) -> list[str]:
             problems.append(f"{page}: {len(zh_code)} code blocks, English has {len(en_code)}")
     en_ids = [i for _, i, _ in headings(en_prose)]
     zh_ids = [i for _, i, _ in headings(zh_prose)]
+    if zh.suffix == ".ipynb":
+        # A notebook's headings get their ids from mkdocs-jupyter's renderer, which
+        # reads no { #id }: the same headings, at the same levels, is what can be kept.
+        en_ids = [line.split()[0] for _, line in en_prose if HEADING.match(line)]
+        zh_ids = [line.split()[0] for _, line in zh_prose if HEADING.match(line)]
     if en_ids != zh_ids:
         missing = [i for i in en_ids if i not in zh_ids]
         extra = [i for i in zh_ids if i not in en_ids]

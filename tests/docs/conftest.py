@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import http.server
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,16 +23,18 @@ ARTIFACTS = ROOT / "test-artifacts"
 
 @dataclass
 class BuiltSite:
-    dir: Path  # the built site
-    log: str  # everything `mkdocs build --strict` printed
-    seconds: float  # wall time of the build
+    dir: Path  # the built site: the English edition, the Chinese one in dir / "zh"
+    log: str  # everything the English `mkdocs build --strict` printed
+    seconds: float  # wall time of the English build
+    log_zh: str = ""  # the same for the Chinese edition (mkdocs.zh.yml)
+    seconds_zh: float = 0.0
 
 
-def build_site(dest: Path) -> BuiltSite:
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONHASHSEED="0")
+def _mkdocs_build(config: str, dest: Path, env: dict[str, str]) -> tuple[str, float]:
     start = time.perf_counter()
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", config]
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest)],
+        [*command, "--site-dir", str(dest)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -38,13 +44,28 @@ def build_site(dest: Path) -> BuiltSite:
     seconds = time.perf_counter() - start
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed (exit {proc.returncode}):\n{log[-6000:]}")
-    return BuiltSite(dest, log, seconds)
+        failed = f"mkdocs build --strict -f {config} failed (exit {proc.returncode})"
+        pytest.fail(f"{failed}:\n{log[-6000:]}")
+    return log, seconds
+
+
+def build_site(dest: Path) -> BuiltSite:
+    """Both editions, as ``./dev.sh build`` builds them: English into ``dest``, then
+    Chinese into ``dest/zh`` (the last build prunes the store: both have run)."""
+    env = dict(
+        os.environ,
+        NO_MKDOCS_2_WARNING="1",
+        PYTHONHASHSEED="0",
+        ATTENTION_BUILD_STARTED=str(time.time()),
+    )
+    log, seconds = _mkdocs_build("mkdocs.yml", dest, env)
+    log_zh, seconds_zh = _mkdocs_build("mkdocs.zh.yml", dest / "zh", env)
+    return BuiltSite(dest, log, seconds, log_zh, seconds_zh)
 
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> BuiltSite:
-    """The site built once per test session with ``mkdocs build --strict``."""
+    """The site, both editions, built once per test session with ``mkdocs build --strict``."""
     return build_site(tmp_path_factory.mktemp("site") / "site")
 
 
@@ -92,3 +113,23 @@ def browser():
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site) -> Iterator[str]:
+    """The built site (both editions), served over HTTP on a free port of 127.0.0.1."""
+
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format, *args):  # keep the test output clean
+            pass
+
+    handler = functools.partial(QuietHandler, directory=str(built_site.dir))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

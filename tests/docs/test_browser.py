@@ -18,11 +18,7 @@ Needs Playwright for Python (the ``test`` extra) and a Chromium executable, e.g.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -126,30 +122,10 @@ def _site_pages(site: Path) -> list[str]:
     pages = []
     for index in site.rglob("index.html"):
         rel = index.relative_to(site).parent
-        if rel.parts and rel.parts[0] in SKIP_DIRS:
+        if SKIP_DIRS & set(rel.parts):  # zh/assets, zh/search too: both editions' pages
             continue
         pages.append("" if rel == Path(".") else rel.as_posix() + "/")
     return sorted(pages)
-
-
-@pytest.fixture(scope="module")
-def site_url(built_site) -> Iterator[str]:
-    """The built site, served over HTTP on a free port of 127.0.0.1."""
-
-    class QuietHandler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format, *args):  # keep the test output clean
-            pass
-
-    handler = functools.partial(QuietHandler, directory=str(built_site.dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def _new_context(browser, site_url: str, problems: list[str], **kwargs):
@@ -431,7 +407,9 @@ FIGURES_JS = r"""() => {
     const node = walker.currentNode;
     if (node.parentElement.closest(
       'a, code, pre, .figure-number, .jp-Cell, .exec-output, script, style')) continue;
-    for (const m of node.data.matchAll(/\b(chapters?|figures?|exercise \d+ of chapter)\s+\d+/gi)) {
+    const typed =
+      /\b(chapters?|figures?|exercise \d+ of chapter)\s+\d+|第\s*\d+\s*章|图\s*\d+\.\d+/gi;
+    for (const m of node.data.matchAll(typed)) {
       stale.push(short(node.data.slice(Math.max(0, m.index - 30), m.index + 40), 70));
     }
   }
@@ -725,14 +703,15 @@ def test_every_figure_has_a_numbered_caption(page_reports):
             f"outside a captioned <figure>: {x}" for x in info.get("loose", [])
         ]
         match = re.match(r"(\d+)\. ", info.get("navTitle") or "")
+        word = "图" if rel.startswith("zh/") else "Figure"  # the Chinese edition: 图 N.k
         for k, fig in enumerate(info.get("captions", []), start=1):
             want = f"{match.group(1)}.{k}" if match else str(k)
             if fig["caption"] is None:
                 problems.append(f"figure {fig['id'] or k} has no caption")
-            elif fig["number"] != want or not fig["caption"].startswith(f"Figure {want} — "):
+            elif fig["number"] != want or not fig["caption"].startswith(f"{word} {want} — "):
                 problems.append(
                     f"figure {fig['id'] or k} is numbered {fig['number']!r}, caption "
-                    f"{fig['caption']!r}; expected Figure {want}"
+                    f"{fig['caption']!r}; expected {word} {want}"
                 )
         found[rel] = problems
     _fail_per_page(found, "figures without their numbered caption", len(found))

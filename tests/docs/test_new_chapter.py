@@ -11,6 +11,8 @@ chapter, "A scratch chapter", placed after the KV-cache chapter:
   import and ``__all__`` (with its ``# chapter N`` comment, renumbering those
   after it), the reference heading and entry, ``CHAPTER_MODULES``; the diagram
   is the one the first block copied;
+- it runs the page's block for the Chinese edition (step 7: a placeholder page) and
+  adds the chapter to ``mkdocs.zh.yml``'s nav as it adds it to ``mkdocs.yml``'s;
 - it runs the page's "Run its checks" block, each line as ``tests/docs/
   test_contributing.py`` runs the page's commands (``./dev.sh test ARGS`` as
   pytest, ruff run on the files the checklist touched), except that the strict
@@ -20,7 +22,11 @@ chapter, "A scratch chapter", placed after the KV-cache chapter:
   nav entry or a link to an excluded page at INFO, so ``--strict`` allows it). It
   shares the repository's results cache (``ATTENTION_CACHE_DIR``);
 - and it checks what the browser test would check of the new page on the built
-  HTML: its heading, its figures' numbers and captions, its numbered links.
+  HTML: its heading, its figures' numbers and captions, its numbered links;
+- then it builds the Chinese edition the same way (trimmed) and checks that the
+  placeholder passes the parity check, is listed by ``stale``, shows the
+  "translation pending" banner and gets the same figure numbers; its blocks
+  come from the store the English build filled, so nothing runs again.
 
 If a step is missing from the checklist, a check fails here: the checklist is
 complete exactly when this test passes. Runtime: under a minute on a quiet two-core machine
@@ -114,10 +120,10 @@ def replace_in(path: Path, old: str, new: str) -> None:
     path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
 
 
-def register_in_nav(root: Path, stem: str) -> int:
+def register_in_nav(root: Path, stem: str, config: str = "mkdocs.yml") -> int:
     """Step 1: an entry "N. Title" after AFTER, and one added to every later chapter's
-    number. Returns N."""
-    path = root / "mkdocs.yml"
+    number (step 7: the same in mkdocs.zh.yml). Returns N."""
+    path = root / config
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if f": chapters/{AFTER}.md" in line)
     before = NAV_CHAPTER.match(lines[at])
@@ -212,17 +218,19 @@ def linked_pages(page: Path, docs: Path) -> set[str]:
     return found
 
 
-def trimmed_config(root: Path, stem: str) -> Path:
-    """mkdocs.yml with every page but home, notation, reference, the new chapter and the
-    pages it links excluded from the build (the nav, and so every number, stays whole)."""
-    docs = root / "docs"
+def trimmed_config(root: Path, stem: str, edition: str = "") -> Path:
+    """mkdocs.yml (``edition="zh"``: mkdocs.zh.yml) with every page but home, notation,
+    reference, the new chapter and the pages it links excluded from the build (the nav,
+    and so every number, stays whole)."""
+    docs = root / ("docs-zh" if edition == "zh" else "docs")
     keep = {*ALWAYS_BUILT, f"chapters/{stem}.md"}
     keep |= linked_pages(docs / "chapters" / f"{stem}.md", docs)
     pages = [p.relative_to(docs).as_posix() for p in [*docs.rglob("*.md"), *docs.rglob("*.ipynb")]]
     excluded = sorted(set(pages) - keep)
-    path = root / "mkdocs.trimmed.yml"
+    parent = "mkdocs.zh.yml" if edition == "zh" else "mkdocs.yml"
+    path = root / parent.replace(".yml", ".trimmed.yml")
     path.write_text(
-        "INHERIT: mkdocs.yml\nexclude_docs: |\n" + "".join(f"  /{p}\n" for p in excluded),
+        f"INHERIT: {parent}\nexclude_docs: |\n" + "".join(f"  /{p}\n" for p in excluded),
         encoding="utf-8",
     )
     return path
@@ -230,8 +238,12 @@ def trimmed_config(root: Path, stem: str) -> Path:
 
 def test_the_checklist_is_on_the_page():
     blocks = bash_blocks(CHECKLIST)
-    assert len(blocks) == 2, "the checklist has a block to copy the templates and one of checks"
-    for step in ["The nav", "The home page", "The package", "The reference", "The house rules"]:
+    assert len(blocks) == 3, (
+        "the checklist has a block to copy the templates, one for the Chinese edition's "
+        "placeholder and one of checks"
+    )
+    steps = ["The nav", "The home page", "The package", "The reference", "The house rules"]
+    for step in [*steps, "The Chinese edition"]:
         assert f"**{step}**" in CHECKLIST, f"the checklist has no step {step!r}"
     assert "**The diagram**" in CHECKLIST
     for template in ["chapter.md", "diagram.svg", "lesson.py", "test_lesson.py"]:
@@ -250,7 +262,7 @@ def test_every_chapter_of_the_nav_is_on_the_home_page_in_order():
 
 def test_a_new_chapter_from_the_templates_builds_and_passes_its_checks(tmp_path):
     root = scratch_checkout(tmp_path / "checkout")
-    copy, checks = bash_blocks(CHECKLIST)
+    copy, chinese, checks = bash_blocks(CHECKLIST)
 
     # Copy the templates: the page's block, run as written.
     run(copy, root, {}, tmp_path)
@@ -274,6 +286,10 @@ def test_a_new_chapter_from_the_templates_builds_and_passes_its_checks(tmp_path)
     register_in_package(root, module, names, number)
     register_in_reference(root, stem, module, names)
     register_in_house_rules(root, module)  # the diagram is in place since the copy
+    # Step 7: the Chinese edition's placeholder (the page's block) and nav entry.
+    for line in [c for c, _ in page_commands(f"```bash\n{chinese}```\n")]:
+        run(here(line), root, env, tmp_path)
+    assert register_in_nav(root, stem, "mkdocs.zh.yml") == number
 
     # Run its checks: the page's block, line by line; ruff on what the checklist touched.
     touched = [
@@ -315,3 +331,23 @@ def test_a_new_chapter_from_the_templates_builds_and_passes_its_checks(tmp_path)
     assert f">{number}. {TITLE}</a>" in reference, "the reference heading is not numbered"
     for name in names:
         assert f'id="attention_src.{module}.{name}"' in reference, f"{name} is not documented"
+
+    # The Chinese edition: the placeholder passes the parity check, is listed as
+    # pending, builds (trimmed) from the store without running a block, and says so.
+    run(f"{BIN}/python -m site_tools.i18n check chapters/{stem}.md", root, {}, tmp_path)
+    stale = run(f"{BIN}/python -m site_tools.i18n stale", root, {}, tmp_path)
+    assert f"pending  docs-zh/chapters/{stem}.md" in stale, stale
+    zh_config = trimmed_config(root, stem, "zh")
+    log = run(
+        f"{BIN}/python -m mkdocs build --strict -f {zh_config.name} --site-dir site/zh",
+        root,
+        {},
+        tmp_path,
+    )
+    assert "executed 0 blocks in this build" in log, log[-3000:]
+    html = (site / "zh" / "chapters" / stem / "index.html").read_text(encoding="utf-8")
+    article = BeautifulSoup(html, "html.parser").select_one(".md-content article")
+    assert article.select_one(".translation-pending"), "no 'translation pending' banner"
+    for k, figure in enumerate(article.select("figure"), start=1):
+        caption = figure.select_one(":scope > figcaption").get_text()
+        assert caption.startswith(f"图 {number}.{k} — "), caption

@@ -75,7 +75,7 @@ def test_each_notebook_is_its_page(built_site):
             source = cell.source
             if block["raises"]:
                 note, _, source = source.partition("\n")
-                assert note == notebooks.RAISES_NOTE.format(name=block["raises"]), stem
+                assert note == notebooks.RAISES_NOTE["en"].format(name=block["raises"]), stem
                 assert cell.metadata.get("tags") == ["raises-exception"], stem
             else:
                 assert "raises-exception" not in cell.metadata.get("tags", []), stem
