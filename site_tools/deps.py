@@ -35,8 +35,10 @@ from attention_src.machinery.source import PACKAGE, reachable_code, read_source
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "data"
 INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[\w-]+)"')
-# site_tools modules that no page's block runs through: editing them re-executes nothing.
-NOT_RUN_BY_PAGES = {"i18n.py"}  # the Chinese edition's checks and banners
+# site_tools modules that no page's block runs through and that do not decide what a
+# block prints (they act on a page's Markdown or HTML around its blocks, or run copies
+# in tests): editing them re-executes nothing.
+NOT_RUN_BY_PAGES = {"copyrun.py", "hooks.py", "i18n.py", "measure.py", "numbering.py"}
 FENCE = re.compile(r"^```python[^\n]*\n(?P<code>.*?)^```", re.MULTILINE | re.DOTALL)
 
 

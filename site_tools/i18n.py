@@ -294,20 +294,62 @@ def _formatted_lines(text: str) -> list[tuple[int, str, str]]:
     return out
 
 
+# A line of prose that a paragraph's next line continues (not a heading, list item,
+# table row, HTML, attribute list, admonition or tab marker).
+_BLOCK_START = re.compile(r"^\s*(#|[-*+] |\d+\. |\||<|\{|!!!|\?\?\?|===|:::|--8<--|\$\$|:   )")
+_HAN_END = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”‘’（）]$")
+_HAN_START = re.compile(r"^[\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”‘’（）]")
+
+
+def _broken_lines(text: str) -> list[int]:
+    """Lines (1-based) whose paragraph goes on in the next line with a break between two
+    Chinese characters: a browser shows that break as a space in the middle of Chinese."""
+    body = front_matter(text)[1]
+    offset = text[: len(text) - len(body)].count("\n")
+    prose = dict(split(body)[1])
+    found = []
+    for number, line in prose.items():
+        following = prose.get(number + 1)
+        if not line.strip() or not following or not following.strip():
+            continue
+        opening = line.lstrip().startswith(("<", "{", "--8<--"))
+        if _BLOCK_START.match(following) or (opening and "<figcaption" not in line):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if len(following) - len(following.lstrip()) != indent and not _BLOCK_START.match(line):
+            continue
+        if _HAN_END.search(line.rstrip()) and _HAN_START.match(following.lstrip()):
+            found.append(number + offset)
+    return found
+
+
 def style_problems(text: str) -> list[str]:
-    """Spacing and punctuation between Chinese and Latin text (autocorrect's rules)."""
-    return [
+    """Spacing and punctuation between Chinese and Latin text (autocorrect's rules), and
+    no line break between two Chinese characters inside a paragraph."""
+    problems = [
         f"line {number}: {line.strip()[:70]!r} -> {fixed.strip()[:70]!r}"
         for number, line, fixed in _formatted_lines(text)
         if fixed != line
     ]
+    problems += [
+        f"line {n}: a paragraph breaks between two Chinese characters (join the lines: "
+        "a browser shows the break as a space)"
+        for n in _broken_lines(text)
+    ]
+    return problems
 
 
 def style_fix(text: str) -> str:
     lines = text.split("\n")
     for number, _, fixed in _formatted_lines(text):
         lines[number - 1] = fixed
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    for number in reversed(_broken_lines(text)):
+        lines = text.split("\n")
+        lines[number - 1] = lines[number - 1].rstrip() + lines[number].lstrip()
+        del lines[number]
+        text = "\n".join(lines)
+    return text
 
 
 # --- parity --------------------------------------------------------------------------
@@ -377,11 +419,16 @@ def parity_problems(page: str) -> list[str]:
             + (f"; not in English {extra}" if extra else "")
             + ("; order differs" if not missing and not extra else "")
         )
-    if (
-        zh.suffix == ".md"
-        and front_matter(zh.read_text("utf-8"))[0].get("translation") == "pending"
-    ):
+    if translation_state(page) == "pending":
         return problems  # a placeholder: the English text, under a banner
+    if zh.suffix == ".md":
+        en_diagrams = DIAGRAM_INCLUDE.findall(en.read_text("utf-8"))
+        zh_diagrams = DIAGRAM_INCLUDE.findall(zh.read_text("utf-8"))
+        if zh_diagrams != [f"zh/{name}" for name in en_diagrams]:
+            problems.append(
+                f"{page}: includes the diagrams {zh_diagrams}, not the Chinese drawings "
+                f"of {en_diagrams} (diagrams/zh/…)"
+            )
     problems += [f"{page}: English paragraph {p}" for p in latin_paragraphs(zh_prose)]
     share = han_share(zh_prose)
     if page not in HAN_SHARE_EXEMPT and share < MIN_HAN_SHARE:
@@ -497,17 +544,15 @@ def stamp(page: str) -> Path:
 
 # --- the Chinese glossary, from the term table ----------------------------------------------
 
-GLOSSARY_HEAD = """\
-# 术语表 { #glossary }
-
-本站用到的术语，按英文名的字母顺序排列，便于和英文资料对照。
-形状的字母沿用[记号页](notation.md#shape-legend)：
-`B` 批大小，`H` 头数，`L` 查询数，`S` 键数，`D` 模型宽度，`Dh` 每个头的宽度，
-`Dk`/`Dv` 键和值的宽度；`V` 是词表大小。每个词条都链接到讲它的那一章。
-
-本页由术语对照表 `i18n/terms.zh.yml` 生成（`python -m site_tools.i18n glossary`），
-中文版所有页面的用词都按这张表检查：首选译名在前，“也作”列出可以接受的其他译法。
-"""
+GLOSSARY_HEAD = (
+    "# 术语表 { #glossary }\n\n"
+    "本站用到的术语，按英文名的字母顺序排列，便于和英文资料对照。"
+    "形状的字母沿用[记号页](notation.md#shape-legend)："
+    "`B` 批大小，`H` 头数，`L` 查询数，`S` 键数，`D` 模型宽度，`Dh` 每个头的宽度，"
+    "`Dk`/`Dv` 键和值的宽度；`V` 是词表大小。每个词条都链接到讲它的那一章。\n\n"
+    "本页由术语对照表 `i18n/terms.zh.yml` 生成（`python -m site_tools.i18n glossary`），"
+    "中文版所有页面的用词都按这张表检查：首选译名在前，“也作”列出可以接受的其他译法。\n"
+)
 
 
 def glossary_markdown(table: dict[str, dict] | None = None) -> str:
@@ -532,6 +577,7 @@ def write_glossary() -> Path:
 # --- the diagrams' words ----------------------------------------------------------------
 
 DIAGRAMS = ROOT / "diagrams"
+DIAGRAM_INCLUDE = re.compile(r'^--8<-- "diagrams/((?:zh/)?[\w-]+\.svg)"', re.M)
 SVG_TEXT = re.compile(r"(<(?P<tag>text|tspan|title|desc)\b[^>]*>)(?P<words>[^<]+)(?=<)")
 SVG_LABEL = re.compile(r'(?P<attr>aria-label)="(?P<words>[^"]+)"')
 

@@ -254,7 +254,7 @@ def test_every_chinese_chapter_has_its_notebook_in_chinese(built_site):
         name = f"{url.strip('/').split('/')[-1]}.ipynb"
         english = nbformat.read(built_site.dir / url / name, as_version=4)
         chinese = nbformat.read(built_site.dir / "zh" / url / name, as_version=4)
-        assert "《从零构建注意力机制》" in chinese.cells[0].source
+        assert "《从零开始理解注意力》" in chinese.cells[0].source
         assert "/zh/" + url in chinese.cells[0].source
 
         def code(notebook) -> list[str]:
