@@ -18,6 +18,11 @@ an adapter ``decode(tokens, cache) -> (out, cache)`` against a full
 recompute at every step).
 
 Each finding is a root cause; what it broke elsewhere is listed under it.
+
+The report is in English, or in Chinese with ``--lang zh`` or
+``ATTENTION_CHECK_LANG=zh`` (``lang="zh"`` for the functions), never by the
+locale; the ids, the ``FINDING <id>:`` lines' prefix, the JSON keys and the
+exit status are the same in both (see ``lang``).
 """
 
 from .cli import main

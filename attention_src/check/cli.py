@@ -1,15 +1,23 @@
 """The command line, ``python -m attention_src.check FILE.py:NAME [options]``:
-check your own attention function or multi-head module and name the mistake."""
+check your own attention function or multi-head module and name the mistake.
+
+It speaks English, or Chinese with ``--lang zh`` or ``ATTENTION_CHECK_LANG=zh``
+(never by the locale); see ``lang``."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
+import unicodedata
 
+from . import zh
 from .decode import check_decode
 from .findings import FINDINGS
 from .function import check_function
 from .gqa import check_gqa
+from .lang import LANGS, current, language, tr, use
 from .loader import UsageError, load_target
 from .module import check_module
 from .rope import check_rope
@@ -43,98 +51,186 @@ mistake found, 2 a usage error (file, name or signature not found, or a call
 that did not return within --call-limit).
 """
 
-EPILOG = "finding ids: " + ", ".join(FINDINGS)
+DESCRIPTIONS = {"en": DESCRIPTION, "zh": zh.DESCRIPTION}
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
-        self.exit(2, f"error: {message} (see --help)\n")
+        if current() == "zh":  # argparse's own messages, e.g. a missing target
+            for pattern, chinese in zh.ARGPARSE:
+                message = re.sub(pattern, chinese, message)
+        self.exit(2, tr("error: {message} (see --help)", message=message) + "\n")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help, with "usage:" in the current language, and Chinese
+    help texts wrapped by display width (a Chinese character takes two
+    columns)."""
+
+    def format_help(self):
+        text = super().format_help()
+        if current() == "en":
+            return text
+        # argparse ends a section's title with ":"; a Chinese title takes "："
+        return re.sub(r"^([^\s:][^\n]*[^\x00-\x7f]):$", r"\1：", text, flags=re.M)
+
+    def _format_usage(self, usage, actions, groups, prefix):
+        text = super()._format_usage(usage, actions, groups, prefix)
+        return text.replace("usage: ", tr("usage: "), 1)
+
+    def _split_lines(self, text, width):
+        if current() == "en":
+            return super()._split_lines(text, width)
+        lines, line = [], ""  # a line may end after a Chinese character
+        for token in re.findall(r"[!-~]+|\s|.", " ".join(text.split())):
+            wide = _columns(line + token) > width and token != " "
+            if line and wide and token not in "，。；：）、":
+                lines.append(line.rstrip())
+                line = ""
+            if line or token != " ":
+                line += token
+        return [*lines, line.rstrip()] if line.strip() else lines
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The parser, its help in the current language."""
     p = _Parser(
         prog="python -m attention_src.check",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTIONS[current()],
+        epilog=tr("finding ids: {ids}", ids=", ".join(FINDINGS)),
+        formatter_class=_Formatter,
+        add_help=False,
     )
-    p.add_argument("target", help="FILE.py:NAME, e.g. my_attention.py:attention")
+    p._positionals.title = tr("positional arguments")
+    p._optionals.title = tr("options")
+    p.add_argument(
+        "-h", "--help", action="help", help=tr("show this help message and exit")
+    )
+    p.add_argument(
+        "target", help=tr("FILE.py:NAME, e.g. my_attention.py:attention")
+    )
     p.add_argument(
         "--module",
         action="store_true",
-        help="NAME builds an nn.Module as NAME(d_model, num_heads): a class, "
-        "or a one-line factory function",
+        help=tr(
+            "NAME builds an nn.Module as NAME(d_model, num_heads): a class, "
+            "or a one-line factory function"
+        ),
     )
     p.add_argument(
         "--mask-convention",
         choices=["allow", "block", "auto"],
         default="auto",
-        help="what True means in a mask: allow = may attend (as "
-        "F.scaled_dot_product_attention), block = not allowed (as "
-        "nn.MultiheadAttention), auto = find it from behaviour (default)",
+        help=tr(
+            "what True means in a mask: allow = may attend (as "
+            "F.scaled_dot_product_attention), block = not allowed (as "
+            "nn.MultiheadAttention), auto = find it from behaviour (default)"
+        ),
     )
     p.add_argument(
         "--seq-first",
         action="store_true",
-        help="the module takes x as (L, B, D) instead of (B, L, D)",
+        help=tr("the module takes x as (L, B, D) instead of (B, L, D)"),
     )
     p.add_argument(
         "--device",
         default=None,
-        help="where to run (default: cuda if available, else cpu)",
+        help=tr("where to run (default: cuda if available, else cpu)"),
     )
     p.add_argument(
         "--rope",
         action="store_true",
-        help="NAME is rope(x, positions): rotary position embedding",
+        help=tr("NAME is rope(x, positions): rotary position embedding"),
     )
     p.add_argument(
         "--base",
         type=float,
         default=None,
-        help="with --rope: the frequency base meant (default 10000)",
+        help=tr("with --rope: the frequency base meant (default 10000)"),
     )
     p.add_argument(
         "--gqa",
         action="store_true",
-        help="NAME is attention(q, k, v, mask=None) with q (B, H, L, Dh) and "
-        "k, v (B, G, S, Dh): grouped-query attention",
+        help=tr(
+            "NAME is attention(q, k, v, mask=None) with q (B, H, L, Dh) and "
+            "k, v (B, G, S, Dh): grouped-query attention"
+        ),
     )
     p.add_argument(
         "--decode",
         action="store_true",
-        help="NAME is decode(tokens, cache) -> (out, cache): cached decoding, "
-        "compared with a full recompute at every step",
+        help=tr(
+            "NAME is decode(tokens, cache) -> (out, cache): cached decoding, "
+            "compared with a full recompute at every step"
+        ),
     )
     p.add_argument(
         "--window",
         type=int,
         default=None,
-        help="with --decode: the sliding window W the model is meant to have",
+        help=tr("with --decode: the sliding window W the model is meant to have"),
     )
     p.add_argument(
         "--call-limit",
         type=float,
         default=10.0,
         metavar="SECONDS",
-        help="how long one call of your code may take (default 10)",
+        help=tr("how long one call of your code may take (default 10)"),
     )
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--json", action="store_true", help=tr("print the report as JSON")
+    )
+    p.add_argument(
+        "--lang",
+        choices=LANGS,
+        default="en",
+        help=tr(
+            "the language of the report: en (default) or zh; without --lang, "
+            "the environment variable ATTENTION_CHECK_LANG; never the locale"
+        ),
+    )
     return p
+
+
+def _language(argv: list[str]) -> str:
+    """``--lang``, else ``ATTENTION_CHECK_LANG``, else English: read before
+    the rest, so that the help and the usage errors speak it too."""
+    pre = _Parser(add_help=False)
+    pre.add_argument("--lang")
+    return language(pre.parse_known_args(argv)[0].lang, os.environ)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the checker with command-line arguments ``argv`` (default:
     ``sys.argv[1:]``), print the report, and return the exit status: 0 when
     nothing is wrong, 1 when something is, 2 for a usage error."""
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        lang = _language(argv)
+    except ValueError as error:  # an unknown --lang or ATTENTION_CHECK_LANG
+        print(f"error: {error} (see --help)", file=sys.stderr)
+        return 2
+    with use(lang):
+        args = _parser().parse_args(argv)
+        args.lang = lang  # ATTENTION_CHECK_LANG's, where --lang is not given
+        return _main(args)
+
+
+def _main(args) -> int:
     try:
         target = load_target(args.target)
         name = args.target.rpartition(":")[2]
         if not callable(target):
-            kind = type(target).__name__
             raise UsageError(
-                f"{name} is an object of type {kind}, not a function or a class"
+                tr(
+                    "{name} is an object of type {kind}, not a function or a class",
+                    name=name,
+                    kind=type(target).__name__,
+                )
             )
         if args.rope or args.gqa or args.decode or args.window or args.base:
             report = _check_decoder_piece(args, target, name)
@@ -146,24 +242,29 @@ def main(argv: list[str] | None = None) -> int:
                 device=args.device,
                 name=name,
                 call_limit=args.call_limit,
+                lang=args.lang,
             )
         else:
             if args.seq_first:
-                raise UsageError("--seq-first applies to --module only")
+                raise UsageError(tr("--seq-first applies to --module only"))
             report = check_function(
                 target,
                 mask_convention=args.mask_convention,
                 device=args.device,
                 name=name,
                 call_limit=args.call_limit,
+                lang=args.lang,
             )
     except (UsageError, _Timeout) as error:  # _Timeout: past --call-limit
-        print(f"error: {error}", file=sys.stderr)
+        print(tr("error: {error}", error=error), file=sys.stderr)
         return 2
     except Exception as error:  # a case the checker did not foresee: one line
         print(
-            f"error: the checker could not check {args.target}: "
-            f"{_describe_error(error)}",
+            tr(
+                "error: the checker could not check {target}: {error}",
+                target=args.target,
+                error=_describe_error(error),
+            ),
             file=sys.stderr,
         )
         return 2
@@ -175,17 +276,20 @@ def _check_decoder_piece(args, target, name):
     """--rope, --gqa or --decode (one of them), with their own options."""
     kinds = [k for k in ("module", "rope", "gqa", "decode") if getattr(args, k)]
     if len(kinds) != 1 or kinds == ["module"]:
-        given = ", ".join(f"--{k}" for k in kinds) or "none"
+        given = ", ".join(f"--{k}" for k in kinds) or tr("none")
         raise UsageError(
-            f"pick one of --module, --rope, --gqa, --decode (given: {given}); "
-            "--base goes with --rope, --window with --decode"
+            tr(
+                "pick one of --module, --rope, --gqa, --decode (given: {given}); "
+                "--base goes with --rope, --window with --decode",
+                given=given,
+            )
         )
     if args.base is not None and not args.rope:
-        raise UsageError("--base applies to --rope only")
+        raise UsageError(tr("--base applies to --rope only"))
     if args.window is not None and not args.decode:
-        raise UsageError("--window applies to --decode only")
+        raise UsageError(tr("--window applies to --decode only"))
     if args.seq_first:
-        raise UsageError("--seq-first applies to --module only")
+        raise UsageError(tr("--seq-first applies to --module only"))
     if args.rope:
         base = 10000.0 if args.base is None else args.base
         return check_rope(
@@ -194,6 +298,7 @@ def _check_decoder_piece(args, target, name):
             device=args.device,
             name=name,
             call_limit=args.call_limit,
+            lang=args.lang,
         )
     if args.gqa:
         return check_gqa(
@@ -202,6 +307,7 @@ def _check_decoder_piece(args, target, name):
             device=args.device,
             name=name,
             call_limit=args.call_limit,
+            lang=args.lang,
         )
     return check_decode(
         target,
@@ -209,4 +315,5 @@ def _check_decoder_piece(args, target, name):
         device=args.device,
         name=name,
         call_limit=args.call_limit,
+        lang=args.lang,
     )

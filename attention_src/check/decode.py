@@ -55,6 +55,7 @@ import torch
 
 from ..checks import shape_str
 from .findings import Finding, Report
+from .lang import tr, use
 from .loader import UsageError, _binds, _check_options, _signature
 from .running import _call_quietly, _Timeout
 
@@ -70,20 +71,29 @@ class _AdapterError(Exception):
 
 def _call(fn, tokens, cache, what, limit=None):
     result, error = _call_quietly(
-        fn, [tokens, cache], what=f"{what} of decode", limit=limit
+        fn, [tokens, cache], what=tr("{what} of decode", what=what), limit=limit
     )
     if error is not None:
-        raise _AdapterError(f"{what} raises {error}")
+        raise _AdapterError(tr("{what} raises {error}", what=what, error=error))
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise _AdapterError(
-            f"{what} returned {type(result).__name__}, not (out, cache)"
+            tr(
+                "{what} returned {type}, not (out, cache)",
+                what=what,
+                type=type(result).__name__,
+            )
         )
     out, cache = result
     if not isinstance(out, torch.Tensor) or out.shape[:2] != tokens.shape:
         got = shape_str(out.shape) if isinstance(out, torch.Tensor) else out
         raise _AdapterError(
-            f"{what} returned out {got} for tokens {shape_str(tokens.shape)}, "
-            "expected (B, T, ...)"
+            tr(
+                "{what} returned out {got} for tokens {shape}, "
+                "expected (B, T, ...)",
+                what=what,
+                got=got,
+                shape=shape_str(tokens.shape),
+            )
         )
     return out.detach().float(), cache
 
@@ -110,10 +120,10 @@ def _elements(obj, seen=None, depth=0) -> int:
 def _stepwise(fn, tokens, prefill: int, stop: int):
     """Outputs ``{t: (B, ...)}`` of one-token steps ``prefill .. stop - 1``
     after reading ``tokens[:, :prefill]``, and the cache sizes after each."""
-    _, cache = fn(tokens[:, :prefill], None, f"the prefill of {prefill}")
+    _, cache = fn(tokens[:, :prefill], None, tr("the prefill of {n}", n=prefill))
     outs, sizes = {}, {prefill - 1: _elements(cache)}
     for t in range(prefill, stop):
-        out, cache = fn(tokens[:, t : t + 1], cache, f"step {t}")
+        out, cache = fn(tokens[:, t : t + 1], cache, tr("step {t}", t=t))
         outs[t], sizes[t] = out[:, -1], _elements(cache)
     return outs, sizes
 
@@ -129,6 +139,7 @@ def check_decode(
     device: torch.device | str | None = None,
     name: str | None = None,
     call_limit: float | None = None,
+    lang: str = "en",
 ) -> Report:
     """Check the cached decoding of ``fn(tokens, cache) -> (out, cache)``
     (see the module's docstring) against a full recompute at every step.
@@ -141,6 +152,7 @@ def check_decode(
             there too); cpu by default.
         name: what to call ``fn`` in the report.
         call_limit: seconds one call may take (default 10).
+        lang: the language of the report, ``"en"`` or ``"zh"``.
 
     Returns:
         A ``Report`` whose findings are among ``decode-position-offset``,
@@ -152,28 +164,50 @@ def check_decode(
         UsageError: (a ``ValueError``) ``fn`` cannot be called as
             ``fn(tokens, cache)``, or a bad window or device.
     """
+    with use(lang):
+        return _check_decode(fn, window, device, name, call_limit)
+
+
+def _check_decode(fn, window, device, name, call_limit) -> Report:
     device = _check_options("auto", "cpu" if device is None else device)
     if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        raise TypeError(
+            tr("fn must be callable, got {type}", type=type(fn).__name__)
+        )
     label = name or getattr(fn, "__name__", "decode")
     sig = _signature(fn)
     if sig is not None and not _binds(sig, 1, None):
-        raise UsageError(f"{label}{sig} cannot be called as {label}(tokens, cache)")
+        raise UsageError(
+            tr(
+                "{label}{sig} cannot be called as {label}(tokens, cache)",
+                label=label,
+                sig=sig,
+            )
+        )
     if window is not None and (
         isinstance(window, bool) or not isinstance(window, int) or window < 2
     ):
-        raise UsageError(f"window must be an int >= 2, got {window!r}")
+        raise UsageError(
+            tr("window must be an int >= 2, got {window!r}", window=window)
+        )
     total = max(10, 2 * window + 3) if window else 10
     g = torch.Generator(device=device).manual_seed(0)
     tokens = torch.randint(0, VOCAB, (B, total), generator=g, device=device)
-    checks = [f"tokens {shape_str(tokens.shape)}: token 0 read with cache=None"]
+    shape = shape_str(tokens.shape)
+    checks = [tr("tokens {shape}: token 0 read with cache=None", shape=shape)]
     checks += [
-        f"step {t}: token {t} after {t} cached, against "
-        f"decode(tokens[:, :{t + 1}], None)"
+        tr(
+            "step {t}: token {t} after {t} cached, against "
+            "decode(tokens[:, :{n}], None)",
+            t=t,
+            n=t + 1,
+        )
         for t in range(1, total)
     ]
     if window is not None:
-        checks.append(f"the cache stops growing after W = {window} tokens")
+        checks.append(
+            tr("the cache stops growing after W = {window} tokens", window=window)
+        )
     report = Report(label, [], None, checks)
 
     def call(tokens, cache, what):  # the adapter, checked and time-limited
@@ -191,7 +225,7 @@ def check_decode(
 def _diagnose(fn, tokens, window, report) -> list[Finding]:
     total = tokens.size(1)
     full = {
-        t: fn(tokens[:, : t + 1], None, f"the full recompute of {t + 1}")[0][:, -1]
+        t: fn(tokens[:, : t + 1], None, _recompute(t + 1))[0][:, -1]
         for t in range(1, total)
     }
     outs, sizes = _stepwise(fn, tokens, 1, total)
@@ -200,59 +234,66 @@ def _diagnose(fn, tokens, window, report) -> list[Finding]:
         findings += _growth(sizes, window, report)
     wrong = [t for t in range(1, total) if not _close(outs[t], full[t])]
     if not wrong:
-        report.decided_by = (
-            f"every one of {total - 1} cached steps equals the full recompute"
+        report.decided_by = tr(
+            "every one of {n} cached steps equals the full recompute", n=total - 1
         )
         return findings
     first = wrong[0]
     gap = float((outs[first] - full[first]).abs().max())
-    where = (
-        f"step {first} (the token at position {first}, after {first} cached) "
-        f"differs from the full recompute by {gap:.3g}"
+    where = tr(
+        "step {t} (the token at position {t}, after {t} cached) differs from "
+        "the full recompute by {gap:.3g}",
+        t=first,
+        gap=gap,
     )
-    report.decided_by = f"{len(wrong)} of {total - 1} cached steps differ; {where}"
+    report.decided_by = tr(
+        "{n} of {total} cached steps differ; {where}",
+        n=len(wrong),
+        total=total - 1,
+        where=where,
+    )
     if _reads_only_the_oldest(fn, tokens, full):
-        return [
-            Finding(
-                "decode-causal-top-left",
-                f"{where}; at step 2 the output does not change when token 1 "
-                "changes: the new query sees only the oldest cached key",
-            ),
-            *findings,
-        ]
+        message = tr(
+            "{where}; at step 2 the output does not change when token 1 "
+            "changes: the new query sees only the oldest cached key",
+            where=where,
+        )
+        return [Finding("decode-causal-top-left", message), *findings]
     if window is not None and first >= window:
-        return [
-            Finding(
-                "decode-window",
-                f"steps 1 to {first - 1} equal the full recompute, while at "
-                f"most W = {window} tokens are cached; from the step where "
-                f"{first + 1} tokens exceed the window on, they do not: {where}",
-            ),
-            *findings,
-        ]
+        message = tr(
+            "steps 1 to {last} equal the full recompute, while at most "
+            "W = {window} tokens are cached; from the step where {n} tokens "
+            "exceed the window on, they do not: {where}",
+            last=first - 1,
+            window=window,
+            n=first + 1,
+            where=where,
+        )
+        return [Finding("decode-window", message), *findings]
     if first == 1:
-        return [
-            Finding(
-                "decode-position-offset",
-                f"{where}; with only position 0 cached, a key rotated once or "
-                "twice is the same, so the new token's own position is wrong",
-            ),
-            *findings,
-        ]
+        message = tr(
+            "{where}; with only position 0 cached, a key rotated once or "
+            "twice is the same, so the new token's own position is wrong",
+            where=where,
+        )
+        return [Finding("decode-position-offset", message), *findings]
     last = total - 1  # its keys spent 1 .. last steps in the cache
     late, _ = _stepwise(fn, tokens, last, last + 1)
     if not _close(late[last], outs[last]):
-        return [
-            Finding(
-                "decode-rope-twice",
-                f"{where}, and it depends on how many steps the cached keys "
-                f"spent in the cache (one step after a prefill of {last} "
-                "tokens differs from the same step reached token by token): "
-                "something is applied to the cached keys again at every step",
-            ),
-            *findings,
-        ]
+        message = tr(
+            "{where}, and it depends on how many steps the cached keys "
+            "spent in the cache (one step after a prefill of {last} "
+            "tokens differs from the same step reached token by token): "
+            "something is applied to the cached keys again at every step",
+            where=where,
+            last=last,
+        )
+        return [Finding("decode-rope-twice", message), *findings]
     return [Finding("unexplained", where), *findings]
+
+
+def _recompute(n: int) -> str:
+    return tr("the full recompute of {n}", n=n)
 
 
 def _reads_only_the_oldest(fn, tokens, full) -> bool:
@@ -261,7 +302,7 @@ def _reads_only_the_oldest(fn, tokens, full) -> bool:
         return False
     other = tokens.clone()
     other[:, 1] = (tokens[:, 1] + 1) % VOCAB
-    full_other = fn(other[:, :3], None, "the full recompute of 3")[0][:, -1]
+    full_other = fn(other[:, :3], None, _recompute(3))[0][:, -1]
     if _close(full_other, full[2]):
         return False  # the model itself ignores token 1 at step 2
     a, _ = _stepwise(fn, tokens, 1, 3)
@@ -274,20 +315,23 @@ def _growth(sizes: dict, window: int, report) -> list[Finding]:
     at_window, at_end = sizes.get(window - 1, 0), sizes[last]
     if at_end == 0:
         report.notes.append(
-            "no tensors found in the cache: its size was not checked"
+            tr("no tensors found in the cache: its size was not checked")
         )
         return []
+    counts = dict(at_window=at_window, window=window, at_end=at_end, n=last + 1)
     report.notes.append(
-        f"cache: {at_window} tensor elements after {window} tokens, {at_end} "
-        f"after {last + 1}"
+        tr(
+            "cache: {at_window} tensor elements after {window} tokens, "
+            "{at_end} after {n}",
+            **counts,
+        )
     )
     if at_end > at_window:
-        return [
-            Finding(
-                "decode-cache-unbounded",
-                f"with window W = {window} the cache holds {at_window} tensor "
-                f"elements after {window} tokens and {at_end} after {last + 1}: "
-                "it keeps every token",
-            )
-        ]
+        message = tr(
+            "with window W = {window} the cache holds {at_window} tensor "
+            "elements after {window} tokens and {at_end} after {n}: it keeps "
+            "every token",
+            **counts,
+        )
+        return [Finding("decode-cache-unbounded", message)]
     return []

@@ -11,6 +11,7 @@ import torch
 
 from ..checks import shape_str
 from .findings import Finding
+from .lang import tr
 from .variants import KEY_TRANSPOSES, _Combo, _matches
 
 __all__ = []  # internal: see attention_src.check
@@ -22,17 +23,21 @@ def _scale_detail(cases, scales) -> str:
     x = 1.0 / s**2
     hint = ""
     if math.isclose(s, 1.0, rel_tol=1e-3):
-        hint = " (no scale)"
+        hint = tr(" (no scale)")
     elif math.isclose(x, d * d, rel_tol=1e-2):
-        hint = " (1/Dk instead of 1/sqrt(Dk))"
+        hint = tr(" (1/Dk instead of 1/sqrt(Dk))")
     elif math.isclose(s, math.sqrt(d), rel_tol=1e-2):
-        hint = " (multiplied by sqrt(Dk) instead of divided)"
+        hint = tr(" (multiplied by sqrt(Dk) instead of divided)")
     elif math.isclose(x, cases[i].v.size(-1), rel_tol=1e-2):
-        hint = " (the value width Dv instead of Dk)"
-    return (
-        f"the scores are multiplied by {s:.4g} = 1/sqrt({x:.4g}){hint}, "
-        f"where F.scaled_dot_product_attention uses 1/sqrt({d}) = "
-        f"{1 / math.sqrt(d):.4g}"
+        hint = tr(" (the value width Dv instead of Dk)")
+    return tr(
+        "the scores are multiplied by {s:.4g} = 1/sqrt({x:.4g}){hint}, where "
+        "F.scaled_dot_product_attention uses 1/sqrt({d}) = {right:.4g}",
+        s=s,
+        x=x,
+        hint=hint,
+        d=d,
+        right=1 / math.sqrt(d),
     )
 
 
@@ -40,51 +45,67 @@ def _what(axis: str, combo: _Combo, cases, scales) -> tuple[str, str]:
     """(finding id, what is wrong) for one deviating axis."""
     value = getattr(combo, axis)
     if axis == "kt":
-        how = KEY_TRANSPOSES[value]
-        return "wrong-transpose", f"the key is transposed as {how}"
+        how = tr(KEY_TRANSPOSES[value])
+        return "wrong-transpose", tr("the key is transposed as {how}", how=how)
     if axis == "scale":
         if value == "none":
-            return "missing-scale", "the scores q·kᵀ are not scaled by 1/sqrt(Dk)"
+            return "missing-scale", tr(
+                "the scores q·kᵀ are not scaled by 1/sqrt(Dk)"
+            )
         return "wrong-scale", _scale_detail(cases, scales)
     if axis == "dim":
-        over = "the queries" if value == -2 else "dim 1 (the heads of 4-D input)"
-        return "softmax-dim", f"the softmax runs over dim={value}, {over}"
+        if value == -2:
+            over = tr("the queries")
+        else:
+            over = tr("dim 1 (the heads of 4-D input)")
+        return "softmax-dim", tr(
+            "the softmax runs over dim={dim}, {over}", dim=value, over=over
+        )
     if axis == "mask":
         return {
-            "inverted": ("mask-inverted", "the code treats True as blocked"),
-            "ignored": ("mask-ignored", "the mask does not change the output"),
+            "inverted": ("mask-inverted", tr("the code treats True as blocked")),
+            "ignored": ("mask-ignored", tr("the mask does not change the output")),
             "after": (
                 "weights-not-normalized",
-                "the mask is applied after the softmax, so the rows of the "
-                "weights no longer sum to 1",
+                tr(
+                    "the mask is applied after the softmax, so the rows of the "
+                    "weights no longer sum to 1"
+                ),
             ),
         }[value]
     if axis == "fill":
         if value == "nan":
-            return "nan-fully-masked", "a fully masked row gets NaN"
-        return (
-            "fully-masked-uniform",
+            return "nan-fully-masked", tr("a fully masked row gets NaN")
+        return "fully-masked-uniform", tr(
             "a fully masked row gets uniform weights (a finite fill such as "
-            "-1e9), where F.scaled_dot_product_attention gives zeros",
+            "-1e9), where F.scaled_dot_product_attention gives zeros"
         )
     if value == "top-left":
-        return "causal-top-left", "is_causal=True builds a top-left triangle"
-    return "mask-ignored", "is_causal=True does not change the output"
+        return "causal-top-left", tr("is_causal=True builds a top-left triangle")
+    return "mask-ignored", tr("is_causal=True does not change the output")
 
 
 def _seen_on(cases, indices) -> str:
     first = cases[indices[0]].describe()
     more = len(indices) - 1
-    return f"seen on {first}" + (f" and {more} more inputs" if more else "")
+    return tr("seen on {first}", first=first) + _more(more)
 
 
-def _grouped(errors: dict[str, list[str]], verb: str = "raises") -> list[str]:
+def _more(n: int) -> str:
+    return tr(" and {n} more inputs", n=n) if n else ""
+
+
+def _grouped(errors: dict[str, list[str]]) -> list[str]:
     """One line per distinct error: where it was raised, and how often."""
-    lines = []
-    for error, where in errors.items():
-        more = f" and {len(where) - 1} more inputs" if len(where) > 1 else ""
-        lines.append(f"{verb} {error} on {where[0]}{more}")
-    return lines
+    return [
+        tr(
+            "raises {error} on {where}{more}",
+            error=error,
+            where=where[0],
+            more=_more(len(where) - 1),
+        )
+        for error, where in errors.items()
+    ]
 
 
 def _explains_crash(case, combo, fixed, axis) -> bool:
@@ -109,7 +130,7 @@ def _root_findings(analysis, convention_explicit) -> list[Finding]:
             elif status == "crash" and _explains_crash(case, combo, fixed, axis):
                 crashes.setdefault(case.error, []).append(case.describe())
         if shown:
-            message = f"{what}, {_seen_on(cases, shown)}"
+            message = tr("{what}, {seen}", what=what, seen=_seen_on(cases, shown))
             findings.append(Finding(fid, message, _grouped(crashes)))
     return findings
 
@@ -148,8 +169,13 @@ def _residual(cases, analysis, notes) -> list[Finding]:
             unsupported |= set(same)
             case = cases[same[0]]
             notes.append(
-                f"{rank}-D inputs were not checked: the function raised on "
-                f"{case.describe()}: {case.error}"
+                tr(
+                    "{rank}-D inputs were not checked: the function raised on "
+                    "{case}: {error}",
+                    rank=rank,
+                    case=case.describe(),
+                    error=case.error,
+                )
             )
     shape_issues, crashes, wrong, unnormalized = [], {}, [], []
     for i, case in enumerate(cases):
@@ -159,15 +185,29 @@ def _residual(cases, analysis, notes) -> list[Finding]:
             crashes.setdefault(case.error, []).append(case.describe())
         elif case.out.shape != _expected_shape(case):
             shape_issues.append(
-                f"returns {shape_str(case.out.shape)} for {case.describe()}, "
-                f"expected {shape_str(_expected_shape(case))}"
+                tr(
+                    "returns {got} for {case}, expected {expected}",
+                    got=shape_str(case.out.shape),
+                    case=case.describe(),
+                    expected=shape_str(_expected_shape(case)),
+                )
             )
         elif case.out.dtype != case.q.dtype:
-            shape_issues.append(f"returns {case.out.dtype} for {case.describe()}")
+            shape_issues.append(
+                tr(
+                    "returns {dtype} for {case}",
+                    dtype=case.out.dtype,
+                    case=case.describe(),
+                )
+            )
         elif case.out.device != case.q.device:
             shape_issues.append(
-                f"returns a tensor on {case.out.device} for {case.describe()} on "
-                f"{case.q.device}"
+                tr(
+                    "returns a tensor on {got} for {case} on {device}",
+                    got=case.out.device,
+                    case=case.describe(),
+                    device=case.q.device,
+                )
             )
         elif _normalized_matches(case):
             unnormalized.append(i)
@@ -175,8 +215,12 @@ def _residual(cases, analysis, notes) -> list[Finding]:
             reference = case.prediction(_Combo())
             gap = (case.out.float() - reference).abs().nan_to_num(nan=math.inf)
             wrong.append(
-                f"differs from F.scaled_dot_product_attention by up to "
-                f"{float(gap.max()):.3g} on {case.describe()}"
+                tr(
+                    "differs from F.scaled_dot_product_attention by up to "
+                    "{gap:.3g} on {case}",
+                    gap=float(gap.max()),
+                    case=case.describe(),
+                )
             )
     findings = []
     if unnormalized:
@@ -185,21 +229,32 @@ def _residual(cases, analysis, notes) -> list[Finding]:
         findings.append(
             Finding(
                 "weights-not-normalized",
-                "the output divided by the output for v = 1 equals "
-                "F.scaled_dot_product_attention: the weights have the right "
-                f"proportions, but their rows sum to {float(sums.min()):.3g}.."
-                f"{float(sums.max()):.3g}, not 1, {_seen_on(cases, unnormalized)}",
+                tr(
+                    "the output divided by the output for v = 1 equals "
+                    "F.scaled_dot_product_attention: the weights have the right "
+                    "proportions, but their rows sum to {low:.3g}..{high:.3g}, "
+                    "not 1, {seen}",
+                    low=float(sums.min()),
+                    high=float(sums.max()),
+                    seen=_seen_on(cases, unnormalized),
+                ),
             )
         )
     shape_issues = _grouped(crashes) + shape_issues
     if shape_issues:
-        message = shape_issues[0] + (
-            f" (and {len(shape_issues) - 1} more)" if len(shape_issues) > 1 else ""
-        )
+        n = len(shape_issues) - 1
+        message = shape_issues[0] + (tr(" (and {n} more)", n=n) if n else "")
         findings.append(Finding("shape", message, shape_issues[1:]))
     if wrong:
-        more = [f"and on {len(wrong) - 4} more inputs"] if len(wrong) > 4 else []
-        message = f"the output {wrong[0]}, and matches none of the known mistakes"
+        more = (
+            [tr("and on {n} more inputs", n=len(wrong) - 4)]
+            if len(wrong) > 4
+            else []
+        )
+        message = tr(
+            "the output {differs}, and matches none of the known mistakes",
+            differs=wrong[0],
+        )
         findings.append(Finding("unexplained", message, wrong[1:4] + more))
     return findings
 
@@ -222,9 +277,13 @@ def _weight_findings(cases, analysis) -> list[Finding]:
             return [
                 Finding(
                     "weights-not-normalized",
-                    "the returned weights' rows sum to "
-                    f"{float(sums[rows].min()):.3g}..{float(sums[rows].max()):.3g}"
-                    f", not 1, seen on {case.describe()}",
+                    tr(
+                        "the returned weights' rows sum to {low:.3g}..{high:.3g}, "
+                        "not 1, seen on {case}",
+                        low=float(sums[rows].min()),
+                        high=float(sums[rows].max()),
+                        case=case.describe(),
+                    ),
                 )
             ]
     return []

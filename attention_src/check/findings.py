@@ -11,24 +11,30 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-__all__ = ["SITE_URL", "FINDINGS", "Kind", "Finding", "Report"]
+from . import zh
+from .lang import current, tr, use
+
+__all__ = ["SITE_URL", "FINDINGS", "kinds", "Kind", "Finding", "Report"]
 
 SITE_URL = "https://attention-from-the-ground-up.github.io/"
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One finding id: what it means, how to fix it, where it is taught."""
+    """One finding id: what it means, how to fix it, where it is taught (in
+    ``lang``: the Chinese edition's pages are under ``zh/``, at the same paths)."""
 
     id: str
     meaning: str
     fix: str
     page: str  # the docs path of the page, e.g. "chapters/pitfalls"
     anchor: str
+    lang: str = "en"
 
     @property
     def link(self) -> str:
-        return f"{SITE_URL}{self.page}/#{self.anchor}"
+        edition = "" if self.lang == "en" else f"{self.lang}/"
+        return f"{SITE_URL}{edition}{self.page}/#{self.anchor}"
 
 
 _PITFALLS = "chapters/pitfalls"
@@ -248,6 +254,17 @@ KINDS = [
     ),
 ]
 FINDINGS = {kind.id: kind for kind in KINDS}
+_IN = {
+    "en": FINDINGS,
+    "zh": {
+        k.id: Kind(k.id, *zh.FINDINGS[k.id], k.page, k.anchor, "zh") for k in KINDS
+    },
+}
+
+
+def kinds(lang: str = "en") -> dict[str, Kind]:
+    """``FINDINGS`` with the meanings, fixes and links of language ``lang``."""
+    return _IN[lang]
 
 
 @dataclass
@@ -271,8 +288,16 @@ class Finding:
     def fix(self) -> str:
         return FINDINGS[self.id].fix
 
-    def line(self) -> str:
-        return f"FINDING {self.id}: {self.message} — {self.fix} (see {self.link})"
+    def line(self, lang: str = "en") -> str:
+        kind = kinds(lang)[self.id]
+        with use(lang):
+            return tr(
+                "FINDING {id}: {message} — {fix} (see {link})",
+                id=self.id,
+                message=self.message,
+                fix=kind.fix,
+                link=kind.link,
+            )
 
 
 @dataclass
@@ -282,7 +307,8 @@ class Report:
     ``None`` when it could not be told; ``checks`` lists the inputs (for a
     function) or the properties (for a module) that were checked; ``notes``
     are remarks that are not mistakes (what was not checked, how the
-    convention was found)."""
+    convention was found); ``lang`` is the language its text is written in
+    (by default the language of the check that made it)."""
 
     target: str
     findings: list[Finding]
@@ -290,6 +316,7 @@ class Report:
     checks: list[str]  # the inputs (function) or properties (module) checked
     notes: list[str] = field(default_factory=list)
     decided_by: str = ""  # how the findings were decided, one line
+    lang: str = field(default_factory=current)
 
     @property
     def ok(self) -> bool:
@@ -300,23 +327,39 @@ class Report:
         return [f.id for f in self.findings]
 
     def verdict(self) -> str:
-        if self.ok:
-            return (
-                f"VERDICT: {self.target}: no mistakes found "
-                f"({len(self.checks)} checks passed)"
+        with use(self.lang):
+            if self.ok:
+                return tr(
+                    "VERDICT: {target}: no mistakes found ({n} checks passed)",
+                    target=self.target,
+                    n=len(self.checks),
+                )
+            n, ids = len(self.findings), ", ".join(self.ids)
+            if n == 1:
+                return tr(
+                    "VERDICT: {target}: 1 mistake found ({ids})",
+                    target=self.target,
+                    ids=ids,
+                )
+            return tr(
+                "VERDICT: {target}: {n} mistakes found ({ids})",
+                target=self.target,
+                n=n,
+                ids=ids,
             )
-        n = len(self.findings)
-        word = "mistake" if n == 1 else "mistakes"
-        return f"VERDICT: {self.target}: {n} {word} found ({', '.join(self.ids)})"
 
     def lines(self) -> list[str]:
         out = []
-        for finding in self.findings:
-            out.append(finding.line())
-            out.extend(f"    symptom: {s}" for s in finding.symptoms)
-        if self.decided_by:
-            out.append(f"how: {self.decided_by}")
-        out.extend(f"note: {note}" for note in self.notes)
+        with use(self.lang):
+            for finding in self.findings:
+                out.append(finding.line(self.lang))
+                out.extend(
+                    tr("    symptom: {symptom}", symptom=s)
+                    for s in finding.symptoms
+                )
+            if self.decided_by:
+                out.append(tr("how: {how}", how=self.decided_by))
+            out.extend(tr("note: {note}", note=note) for note in self.notes)
         out.append(self.verdict())
         return out
 
@@ -329,7 +372,7 @@ class Report:
                 {
                     "id": f.id,
                     "message": f.message,
-                    "link": f.link,
+                    "link": kinds(self.lang)[f.id].link,
                     "symptoms": list(f.symptoms),
                 }
                 for f in self.findings

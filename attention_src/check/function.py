@@ -13,6 +13,7 @@ from ..checks import shape_str
 from ..masks import causal_mask, padding_mask
 from .explain import _residual, _root_findings, _weight_findings
 from .findings import Finding, Report
+from .lang import join, tr, use
 from .loader import (
     UsageError,
     _accepts_is_causal,
@@ -58,17 +59,16 @@ class _Case:
         return TOL[self.q.dtype]
 
     def describe(self) -> str:
-        text = (
-            f"q {shape_str(self.q.shape)}, k {shape_str(self.k.shape)}, "
-            f"v {shape_str(self.v.shape)}"
-        )
+        tensors = zip("qkv", (self.q, self.k, self.v), strict=True)
+        parts = [f"{name} {shape_str(t.shape)}" for name, t in tensors]
         if self.allow is not None:
-            text += f", {self.name} mask {shape_str(self.allow.shape)}"
+            mask = shape_str(self.allow.shape)
+            parts.append(tr("{name} mask {shape}", name=tr(self.name), shape=mask))
         if self.is_causal:
-            text += ", is_causal=True"
+            parts.append("is_causal=True")
         if self.q.dtype != torch.float32:
-            text += f", {str(self.q.dtype).removeprefix('torch.')}"
-        return text
+            parts.append(str(self.q.dtype).removeprefix("torch."))
+        return join(parts)
 
     def _key(self, combo: _Combo, scale: float | None) -> tuple:
         key = _relevant(combo, masked=self.allow is not None, causal=self.is_causal)
@@ -179,7 +179,7 @@ def _run(
     args = [case.q.clone(), case.k.clone(), case.v.clone() if v is None else v]
     if case.allow is not None:
         args.append(case.allow if convention != "block" else ~case.allow)
-    name = getattr(fn, "__name__", "the function")
+    name = getattr(fn, "__name__", "the function")  # a name in code: not translated
     what = f"{name}({case.describe()})"
     return _call_quietly(
         fn, args, kwargs, seed=seed, neutralize=neutralize, what=what, limit=limit
@@ -210,9 +210,9 @@ def _observe(fn, cases: list[_Case], convention: str, limit=None) -> None:
         else:
             out = result
         if not isinstance(out, torch.Tensor):
-            case.error = (
-                f"returned {type(out).__name__}, expected a tensor or "
-                "(output, weights)"
+            case.error = tr(
+                "returned {type}, expected a tensor or (output, weights)",
+                type=type(out).__name__,
             )
             continue
         case.out = out.detach()
@@ -304,8 +304,12 @@ def _nondeterministic(fn, case: _Case, convention: str, limit) -> Finding | None
     gap = float((first.float() - second.float()).abs().nan_to_num(0).max())
     return Finding(
         "dropout-in-eval",
-        f"two calls with the same inputs differ by up to {gap:.3g} "
-        f"({case.describe()}); the other checks ran with dropout switched off",
+        tr(
+            "two calls with the same inputs differ by up to {gap:.3g} ({case}); "
+            "the other checks ran with dropout switched off",
+            gap=gap,
+            case=case.describe(),
+        ),
     )
 
 
@@ -316,6 +320,7 @@ def check_function(
     device: torch.device | str | None = None,
     name: str | None = None,
     call_limit: float = CALL_LIMIT_S,
+    lang: str = "en",
 ) -> Report:
     """Check an attention function against ``F.scaled_dot_product_attention``.
 
@@ -338,6 +343,7 @@ def check_function(
         device: where to run; defaults to cuda if available, else cpu.
         name: what to call ``fn`` in the report.
         call_limit: seconds one call of ``fn`` may take.
+        lang: the language of the report, ``"en"`` or ``"zh"``.
 
     Returns:
         A ``Report``: one ``Finding`` per root cause (empty if nothing is
@@ -349,21 +355,27 @@ def check_function(
             ``(q, k, v, mask)``, a call that does not return within
             ``call_limit``, or an unknown option or device.
     """
-    device = _check_options(mask_convention, device)
-    if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-    _check_function_signature(fn)
-    printed = _OUTPUT.lines
-    try:
-        report = _check(fn, mask_convention, device, name, call_limit)
-    except _Timeout as error:
-        raise UsageError(str(error)) from None
-    if _OUTPUT.lines > printed:
-        report.notes.append(
-            f"it printed {_OUTPUT.lines - printed} lines while it was checked "
-            "(captured, not shown)"
-        )
-    return report
+    with use(lang):
+        device = _check_options(mask_convention, device)
+        if not callable(fn):
+            raise TypeError(
+                tr("fn must be callable, got {type}", type=type(fn).__name__)
+            )
+        _check_function_signature(fn)
+        printed = _OUTPUT.lines
+        try:
+            report = _check(fn, mask_convention, device, name, call_limit)
+        except _Timeout as error:
+            raise UsageError(str(error)) from None
+        if _OUTPUT.lines > printed:
+            report.notes.append(
+                tr(
+                    "it printed {n} lines while it was checked (captured, not "
+                    "shown)",
+                    n=_OUTPUT.lines - printed,
+                )
+            )
+        return report
 
 
 def _check(fn, mask_convention, device, name, limit) -> Report:
@@ -386,26 +398,36 @@ def _check(fn, mask_convention, device, name, limit) -> Report:
             analysis = _analyse(cases)
         found = None if analysis.combo.mask == "ignored" else convention
         if found is not None:
-            meaning = "may attend" if found == "allow" else "blocked"
+            meaning = tr("may attend") if found == "allow" else tr("blocked")
             notes.append(
-                f"mask convention found from behaviour: {found} (True = {meaning})"
+                tr(
+                    "mask convention found from behaviour: {found} (True = "
+                    "{meaning})",
+                    found=found,
+                    meaning=meaning,
+                )
             )
     if not _half_supported(device):
-        notes.append(f"float16 was not checked: not supported on {device}")
+        notes.append(
+            tr("float16 was not checked: not supported on {device}", device=device)
+        )
     findings = [dropout] if dropout else []
     findings += _root_findings(analysis, explicit)
     findings += _weight_findings(cases, analysis)
     _observe_ones(fn, cases, analysis, convention, limit)
     findings += _residual(cases, analysis, notes)
     explained = len(analysis.matched)
-    decided = (
-        f"the output equals F.scaled_dot_product_attention on {explained} of "
-        f"{len(cases)} inputs"
+    decided = tr(
+        "the output equals F.scaled_dot_product_attention on {n} of {total} inputs",
+        n=explained,
+        total=len(cases),
     )
     if analysis.combo.deviations():
-        decided = (
-            f"the output equals attention with {analysis.combo.describe()} on "
-            f"{explained} of {len(cases)} inputs"
+        decided = tr(
+            "the output equals attention with {variant} on {n} of {total} inputs",
+            variant=analysis.combo.describe(),
+            n=explained,
+            total=len(cases),
         )
     return Report(
         target=name or getattr(fn, "__name__", "function"),

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from ..checks import shape_str
 from .findings import Finding, Report
 from .function import check_function
+from .lang import current, tr, use
 from .loader import (
     UsageError,
     _accepts_is_causal,
@@ -109,8 +110,13 @@ def _grouping(fn, device, limit=None) -> tuple[list[Finding], list[str], list[st
             )
             got = _out(got)
             if error or got is None or got.shape != q.shape:
-                what = error or f"returns {shape_str(getattr(got, 'shape', ()))}"
-                findings.append(Finding("shape", f"{shapes}: {what}"))
+                got = shape_str(getattr(got, "shape", ()))
+                message = (
+                    tr("{shapes}: {error}", shapes=shapes, error=error)
+                    if error
+                    else tr("{shapes}: returns {got}", shapes=shapes, got=got)
+                )
+                findings.append(Finding("shape", message))
                 return findings, checks, notes
             in_place = [k.repeat_interleave(n, 1), v.repeat_interleave(n, 1)]
             tile = [k.repeat(1, n, 1, 1), v.repeat(1, n, 1, 1)]
@@ -121,27 +127,41 @@ def _grouping(fn, device, limit=None) -> tuple[list[Finding], list[str], list[st
                     ref = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
                     gap = float((got - ref).abs().max())
                     notes.append(
-                        f"G = {G}, no mask: differs from F.scaled_dot_product_"
-                        f"attention(..., enable_gqa=True) by {gap:.2g}"
+                        tr(
+                            "G = {G}, no mask: differs from F.scaled_dot_product_"
+                            "attention(..., enable_gqa=True) by {gap:.2g}",
+                            G=G,
+                            gap=gap,
+                        )
                     )
                 continue
             if _same(got, _out(tiled)):
                 findings.append(
                     Finding(
                         "gqa-kv-head",
-                        f"with H = {H} query heads and G = {G} key/value heads "
-                        f"({shapes}), head h reads key/value head h % {G}: "
-                        f"heads 0..{H - 1} read {[h % G for h in range(H)]}, "
-                        f"not {[h // n for h in range(H)]}",
+                        tr(
+                            "with H = {H} query heads and G = {G} key/value "
+                            "heads ({shapes}), head h reads key/value head "
+                            "h % {G}: heads 0..{last} read {tiled}, not {right}",
+                            H=H,
+                            G=G,
+                            shapes=shapes,
+                            last=H - 1,
+                            tiled=[h % G for h in range(H)],
+                            right=[h // n for h in range(H)],
+                        ),
                     )
                 )
             else:
                 findings.append(
                     Finding(
                         "unexplained",
-                        f"{shapes}: the output equals the function's own output "
-                        "for neither k.repeat_interleave(H // G, 1) nor "
-                        "k.repeat(1, H // G, 1, 1)",
+                        tr(
+                            "{shapes}: the output equals the function's own "
+                            "output for neither k.repeat_interleave(H // G, 1) "
+                            "nor k.repeat(1, H // G, 1, 1)",
+                            shapes=shapes,
+                        ),
                     )
                 )
             return findings, checks, notes
@@ -161,6 +181,7 @@ def check_gqa(
     device: torch.device | str | None = None,
     name: str | None = None,
     call_limit: float | None = None,
+    lang: str = "en",
 ) -> Report:
     """Check grouped-query attention ``fn(q, k, v, mask=None)``.
 
@@ -168,16 +189,24 @@ def check_gqa(
     is ``F.scaled_dot_product_attention(q, k, v, mask, enable_gqa=True)``.
     The findings are those of ``check_function`` (run with ``G = H``) and
     ``gqa-kv-head`` (query head ``h`` reading key/value head ``h % G``).
-    Arguments and errors as ``check_function``.
+    Arguments (``lang`` too) and errors as ``check_function``.
     """
+    with use(lang):
+        return _check_gqa(fn, mask_convention, device, name, call_limit)
+
+
+def _check_gqa(fn, mask_convention, device, name, call_limit) -> Report:
     device = _check_options(mask_convention, device)
     if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        raise TypeError(
+            tr("fn must be callable, got {type}", type=type(fn).__name__)
+        )
     _check_function_signature(fn)
     label = name or getattr(fn, "__name__", "attention")
     plain = _as_multi_head(fn, _accepts_is_causal(fn))
     report = check_function(
         plain, mask_convention=mask_convention, device=device, name=label,
+        lang=current(),
         **({} if call_limit is None else {"call_limit": call_limit}),
     )  # fmt: skip
     try:
@@ -185,10 +214,11 @@ def check_gqa(
     except _Timeout as timeout:
         raise UsageError(str(timeout)) from None
     report.findings += findings
-    report.checks += [f"grouped: {c}" for c in checks]
+    report.checks += [tr("grouped: {check}", check=c) for c in checks]
     report.notes += notes
-    report.decided_by = (
-        f"G = H: {report.decided_by}; G < H: compared with its own output for "
-        "key/value heads repeated in place and tiled"
+    report.decided_by = tr(
+        "G = H: {how}; G < H: compared with its own output for key/value heads "
+        "repeated in place and tiled",
+        how=report.decided_by,
     )
     return report

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from .lang import UsageError, tr
 from .running import _guarded, _Timeout
 
 __all__ = ["UsageError", "load_target"]
@@ -19,18 +20,15 @@ __all__ = ["UsageError", "load_target"]
 CONVENTIONS = ("allow", "block", "auto")
 
 
-class UsageError(ValueError):
-    """The target cannot be checked: file, name or signature not found, or
-    an option that cannot be used. The command line prints its message as
-    one line and exits with status 2."""
-
-
 def _check_options(mask_convention, device) -> torch.device:
     """Validate the options shared by both checks; return the device."""
     if mask_convention not in CONVENTIONS:
         raise UsageError(
-            f"mask_convention must be one of {', '.join(CONVENTIONS)}, got "
-            f"{mask_convention!r}"
+            tr(
+                "mask_convention must be one of {choices}, got {value!r}",
+                choices=", ".join(CONVENTIONS),
+                value=mask_convention,
+            )
         )
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -38,7 +36,10 @@ def _check_options(mask_convention, device) -> torch.device:
         device = torch.device(device)
         torch.empty(0, device=device)
     except (RuntimeError, TypeError) as error:
-        raise UsageError(f"device {device!r} cannot be used: {error}") from None
+        message = tr(
+            "device {device!r} cannot be used: {error}", device=device, error=error
+        )
+        raise UsageError(message) from None
     return device
 
 
@@ -66,13 +67,20 @@ def _check_function_signature(fn) -> None:
     """``fn`` must accept ``(q, k, v)`` and ``(q, k, v, mask)``."""
     if inspect.isclass(fn):
         raise UsageError(
-            f"{fn.__name__} is a class: check a module with --module (check_module)"
+            tr(
+                "{name} is a class: check a module with --module (check_module)",
+                name=fn.__name__,
+            )
         )
     sig = _signature(fn)
     if sig is not None and not (_binds(sig, 1, 2, 3) and _binds(sig, 1, 2, 3, 4)):
         name = getattr(fn, "__name__", "the function")
         raise UsageError(
-            f"{name}{sig} cannot be called as {name}(q, k, v, mask=None)"
+            tr(
+                "{name}{sig} cannot be called as {name}(q, k, v, mask=None)",
+                name=name,
+                sig=sig,
+            )
         )
 
 
@@ -82,21 +90,32 @@ def _check_module_signature(factory, d_model: int, num_heads: int) -> None:
     name = getattr(factory, "__name__", repr(factory))
     if inspect.isclass(factory) and not issubclass(factory, nn.Module):
         raise UsageError(
-            f"{name} is a class, not an nn.Module subclass; check a function "
-            "without --module (check_function)"
+            tr(
+                "{name} is a class, not an nn.Module subclass; check a function "
+                "without --module (check_function)",
+                name=name,
+            )
         )
     sig = _signature(factory)
     if sig is not None and not _binds(sig, d_model, num_heads):
         if not inspect.isclass(factory):
             raise UsageError(
-                f"{name}{sig} is a function that cannot build an nn.Module as "
-                f"{name}(d_model, num_heads); check a function without --module "
-                "(check_function)"
+                tr(
+                    "{name}{sig} is a function that cannot build an nn.Module as "
+                    "{name}(d_model, num_heads); check a function without --module "
+                    "(check_function)",
+                    name=name,
+                    sig=sig,
+                )
             )
         raise UsageError(
-            f"{name}{sig} cannot be called as {name}(d_model, num_heads); write "
-            f"a one-line factory, def build(d_model, num_heads): return "
-            f"{name}(...), and check FILE.py:build"
+            tr(
+                "{name}{sig} cannot be called as {name}(d_model, num_heads); write "
+                "a one-line factory, def build(d_model, num_heads): return "
+                "{name}(...), and check FILE.py:build",
+                name=name,
+                sig=sig,
+            )
         )
 
 
@@ -113,14 +132,17 @@ def load_target(spec: str):
     path_text, sep, name = spec.rpartition(":")
     if not sep or not path_text or not name:
         raise UsageError(
-            f"expected FILE.py:NAME, for example my_attention.py:attention, "
-            f"got {spec!r}"
+            tr(
+                "expected FILE.py:NAME, for example my_attention.py:attention, got "
+                "{spec!r}",
+                spec=spec,
+            )
         )
     path = Path(path_text)
     if not path.is_file():
-        raise UsageError(f"file not found: {path_text}")
+        raise UsageError(tr("file not found: {path}", path=path_text))
     if path.suffix != ".py":
-        raise UsageError(f"not a Python file: {path_text}")
+        raise UsageError(tr("not a Python file: {path}", path=path_text))
     module_name = f"_checked_{path.stem}_{abs(hash(str(path.resolve())))}"
     loader_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(loader_spec)
@@ -128,25 +150,45 @@ def load_target(spec: str):
     sys.path.insert(0, folder)  # so that the file can import its neighbours
     sys.modules[module_name] = module
     try:
-        with _guarded(f"importing {path_text}"):
+        with _guarded(tr("importing {path}", path=path_text)):
             loader_spec.loader.exec_module(module)
     except _Timeout as error:
         sys.modules.pop(module_name, None)
-        raise UsageError(f"could not import {path_text}: {error}") from None
+        message = tr(
+            "could not import {path}: {error}", path=path_text, error=error
+        )
+        raise UsageError(message) from None
     except (Exception, SystemExit) as error:  # a file may raise anything
         sys.modules.pop(module_name, None)
         line = _line_in(error, path)
         first = (str(error).strip().splitlines() or [""])[0]
         raise UsageError(
-            f"could not import {path_text}{line}: {type(error).__name__}: {first}"
+            tr(
+                "could not import {path}{line}: {error}: {first}",
+                path=path_text,
+                line=line,
+                error=type(error).__name__,
+                first=first,
+            )
         ) from None
     finally:
         sys.path.remove(folder)
     if not hasattr(module, name):
         public = [n for n in vars(module) if not n.startswith("_")]
         callables = [n for n in public if callable(getattr(module, n))]
-        hint = f"; it defines {', '.join(sorted(callables))}" if callables else ""
-        raise UsageError(f"{path_text} has no name {name!r}{hint}")
+        hint = (
+            tr("; it defines {names}", names=", ".join(sorted(callables)))
+            if callables
+            else ""
+        )
+        raise UsageError(
+            tr(
+                "{path} has no name {name!r}{hint}",
+                path=path_text,
+                name=name,
+                hint=hint,
+            )
+        )
     return getattr(module, name)
 
 
@@ -158,4 +200,4 @@ def _line_in(error: BaseException, path: Path) -> str:
         if Path(tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
             line = tb.tb_lineno
         tb = tb.tb_next
-    return f" (line {line})" if line else ""
+    return tr(" (line {line})", line=line) if line else ""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..checks import shape_str
+from .lang import join, tr
 from .loader import UsageError, _binds, _signature
 from .running import _call_quietly
 
@@ -133,13 +134,22 @@ def _find_call(model, x, name: str, limit) -> _Call:
     if not calls:
         sig = _signature(model.forward)
         raise UsageError(
-            f"{name}.forward{sig} cannot be called as forward(x), "
-            "forward(x, mask), forward(q, k, v) or forward(q, k, v, mask)"
+            tr(
+                "{name}.forward{sig} cannot be called as forward(x), "
+                "forward(x, mask), forward(q, k, v) or forward(q, k, v, mask)",
+                name=name,
+                sig=sig,
+            )
         )
     tried = []
     for call in calls:
         args, kwargs = call.arguments(x)
-        what = f"{name}.{call.describe()} with x {shape_str(x.shape)}"
+        what = tr(
+            "{name}.{call} with x {shape}",
+            name=name,
+            call=call.describe(),
+            shape=shape_str(x.shape),
+        )
         result, error = _call_quietly(model, args, kwargs, what=what, limit=limit)
         if isinstance(result, (tuple, list)) and result:
             result = result[0]
@@ -147,7 +157,13 @@ def _find_call(model, x, name: str, limit) -> _Call:
             return call
         tried.append(f"{call.describe()}: {error or type(result).__name__}")
     if all(t.split(": ", 1)[1].startswith("TypeError") for t in tried):
-        raise UsageError(f"{name} could not be called; tried {'; '.join(tried)}")
+        raise UsageError(
+            tr(
+                "{name} could not be called; tried {tried}",
+                name=name,
+                tried="; ".join(tried),
+            )
+        )
     return calls[0]
 
 
@@ -203,9 +219,10 @@ class _Masks:
 
     def describe(self) -> str:
         if self.layouts == ["lengths"]:
-            return f"masks as {LAYOUTS['lengths']}"
-        shapes = ", ".join(LAYOUTS[lay] for lay in self.layouts if lay != "lengths")
-        return f"masks {shapes}, {ENCODINGS[self.encoding]}"
+            return tr("masks as {layout}", layout=tr(LAYOUTS["lengths"]))
+        shapes = join(tr(LAYOUTS[lay]) for lay in self.layouts if lay != "lengths")
+        encoding = tr(ENCODINGS[self.encoding])
+        return tr("masks {shapes}, {encoding}", shapes=shapes, encoding=encoding)
 
 
 class _Probe:
@@ -244,16 +261,26 @@ class _Probe:
             )
             mask = None if layout is None else _encode(mask, layout, encoding)
             if mask is None:
+                masks = self.masks.describe()
                 return (
                     None,
                     None,
-                    f"cannot take this mask as {self.masks.describe()}",
+                    tr("cannot take this mask as {masks}", masks=masks),
                 )
         ctx = None if context is None else self._in(context)
         args, kwargs = self.call.arguments(inp, mask, ctx)
-        what = f"{self.name}.{self.call.describe()} with x {shape_str(inp.shape)}"
+        call, shape = self.call.describe(), shape_str(inp.shape)
+        what = tr(
+            "{name}.{call} with x {shape}", name=self.name, call=call, shape=shape
+        )
         if mask is not None:
-            what += f" and a mask {shape_str(mask.shape)}"
+            what = tr(
+                "{name}.{call} with x {shape} and a mask {mask}",
+                name=self.name,
+                call=call,
+                shape=shape,
+                mask=shape_str(mask.shape),
+            )
         result, error = _call_quietly(
             self.model,
             args,
@@ -265,7 +292,7 @@ class _Probe:
             limit=self.limit,
         )
         if error is not None:
-            return None, None, f"raises {error}"
+            return None, None, tr("raises {error}", error=error)
         weights = None
         if isinstance(result, (tuple, list)) and result:
             result, *rest = result
@@ -273,15 +300,18 @@ class _Probe:
                 weights = rest[0]
         if not isinstance(result, torch.Tensor):
             kind = type(result).__name__
-            return None, None, f"returns a {kind}, not a tensor"
+            return None, None, tr("returns a {kind}, not a tensor", kind=kind)
         if result.device != x.device or result.dtype != x.dtype:
             got, want = (str(t.dtype).removeprefix("torch.") for t in (result, x))
             return (
                 None,
                 None,
-                (
-                    f"returns a {got} tensor on {result.device} for x {want} on "
-                    f"{x.device}"
+                tr(
+                    "returns a {got} tensor on {device} for x {want} on {x_device}",
+                    got=got,
+                    device=result.device,
+                    want=want,
+                    x_device=x.device,
                 ),
             )
         if self.seq_first and result.dim() == 3:
@@ -290,9 +320,10 @@ class _Probe:
             return (
                 None,
                 None,
-                (
-                    f"returns shape {shape_str(result.shape)} for x "
-                    f"{shape_str(inp.shape)}, expected {shape_str(inp.shape)}"
+                tr(
+                    "returns shape {got} for x {shape}, expected {shape}",
+                    got=shape_str(result.shape),
+                    shape=shape_str(inp.shape),
                 ),
             )
         return result, weights, None

@@ -12,6 +12,7 @@ under it.
 from __future__ import annotations
 
 from .findings import Finding
+from .lang import join, tr
 
 __all__ = []  # internal: see attention_src.check
 
@@ -60,7 +61,7 @@ def _resolve(facts: dict) -> list[Finding]:
         if "crash" in explains:
             symptoms += crashes
             crashes = []
-        findings.append(Finding(fid, "; ".join(seen), symptoms))
+        findings.append(Finding(fid, join(seen, "; "), symptoms))
     if crashes:
         findings.append(Finding("shape", crashes[0], crashes[1:]))
     if left:
@@ -68,7 +69,7 @@ def _resolve(facts: dict) -> list[Finding]:
         findings.append(
             Finding(
                 "unexplained",
-                f"{texts[0]}, and no known mistake explains it",
+                tr("{text}, and no known mistake explains it", text=texts[0]),
                 texts[1:],
             )
         )

@@ -28,6 +28,7 @@ import torch
 from ..checks import shape_str
 from ..rope import rope_angles, rotate_half
 from .findings import Finding, Report
+from .lang import tr, use
 from .loader import UsageError, _binds, _check_options, _signature
 from .running import _call_quietly, _Timeout
 
@@ -88,18 +89,26 @@ def _call(fn, x, positions, limit=None):
         fn, [x.clone(), positions.clone()], what=what, limit=limit
     )
     if error is not None:
-        return None, f"raises {error}"
+        return None, tr("raises {error}", error=error)
     if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
         out = out[0]
     if not isinstance(out, torch.Tensor):
-        return None, f"returned {type(out).__name__}, expected a tensor"
+        return None, tr(
+            "returned {type}, expected a tensor", type=type(out).__name__
+        )
     if out.shape != x.shape:
-        return None, (
-            f"returned shape {shape_str(out.shape)} for x {shape_str(x.shape)}"
+        return None, tr(
+            "returned shape {got} for x {shape}",
+            got=shape_str(out.shape),
+            shape=shape_str(x.shape),
         )
     if out.dtype != x.dtype or out.device != x.device:
-        return None, (
-            f"returned {out.dtype} on {out.device} for x {x.dtype} on {x.device}"
+        return None, tr(
+            "returned {dtype} on {device} for x {x_dtype} on {x_device}",
+            dtype=out.dtype,
+            device=out.device,
+            x_dtype=x.dtype,
+            x_device=x.device,
         )
     return out.detach(), None
 
@@ -168,6 +177,7 @@ def check_rope(
     device: torch.device | str | None = None,
     name: str | None = None,
     call_limit: float | None = None,
+    lang: str = "en",
 ) -> Report:
     """Check ``fn(x, positions)``, rotary position embedding, against RoPE.
 
@@ -183,27 +193,52 @@ def check_rope(
         device: where to run; cuda if available, else cpu.
         name: what to call ``fn`` in the report.
         call_limit: seconds one call may take (default 10).
+        lang: the language of the report, ``"en"`` or ``"zh"``.
 
     Raises:
         TypeError: ``fn`` is not callable.
         UsageError: (a ``ValueError``) ``fn`` cannot take ``(x, positions)``,
             or a bad ``base`` or device.
     """
+    with use(lang):
+        return _check_rope(fn, base, device, name, call_limit)
+
+
+def _check_rope(fn, base, device, name, call_limit) -> Report:
     device = _check_options("auto", device)
     if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        raise TypeError(
+            tr("fn must be callable, got {type}", type=type(fn).__name__)
+        )
     if isinstance(base, bool) or not isinstance(base, (int, float)) or base <= 1:
-        raise UsageError(f"base must be a number > 1, got {base!r}")
+        raise UsageError(tr("base must be a number > 1, got {base!r}", base=base))
     sig = _signature(fn)
     label = name or getattr(fn, "__name__", "rope")
     if sig is not None and not _binds(sig, 1, 2):
-        raise UsageError(f"{label}{sig} cannot be called as {label}(x, positions)")
+        raise UsageError(
+            tr(
+                "{label}{sig} cannot be called as {label}(x, positions)",
+                label=label,
+                sig=sig,
+            )
+        )
     positions = torch.tensor(POSITIONS, device=device)
     g = torch.Generator(device=device).manual_seed(0)
     x = torch.randn(2, 3, L, DH, generator=g, device=device)
-    checks = [f"x {shape_str(x.shape)}, positions {list(POSITIONS)}"]
+    checks = [
+        tr(
+            "x {shape}, positions {positions}",
+            shape=shape_str(x.shape),
+            positions=list(POSITIONS),
+        )
+    ]
     basis = torch.eye(DH, device=device)[:, None, None, :].expand(DH, 1, L, DH)
-    checks.append(f"x {shape_str(basis.shape)}: every unit vector at every row")
+    checks.append(
+        tr(
+            "x {shape}: every unit vector at every row",
+            shape=shape_str(basis.shape),
+        )
+    )
     try:
         rows, error = _call(fn, basis.contiguous(), positions, call_limit)
         out, error2 = _call(fn, x, positions, call_limit)
@@ -228,17 +263,23 @@ def check_rope(
             report.findings.append(
                 Finding(
                     "unexplained",
-                    "each unit vector turns as RoPE does, but the output for "
-                    f"x {shape_str(x.shape)} is not the sum of those turns "
-                    "(it mixes positions, heads or examples)",
+                    tr(
+                        "each unit vector turns as RoPE does, but the output "
+                        "for x {shape} is not the sum of those turns (it mixes "
+                        "positions, heads or examples)",
+                        shape=shape_str(x.shape),
+                    ),
                 )
             )
             return report
-    report.notes.append(f"pairs found: {_LAYOUTS[pairs]}")
+    report.notes.append(tr("pairs found: {layout}", layout=tr(_LAYOUTS[pairs])))
     report.findings += _findings(pairs, angle_layout, freq, used, fitted, base)
-    report.decided_by = (
-        f"the rotation {label} applies at each of {L} positions, read from "
-        f"its output for the {DH} unit vectors"
+    report.decided_by = tr(
+        "the rotation {label} applies at each of {L} positions, read from its "
+        "output for the {n} unit vectors",
+        label=label,
+        L=L,
+        n=DH,
     )
     return report
 
@@ -261,22 +302,29 @@ def _diagnose(mats, positions, base, dh):
     if pairs is None:
         return Finding(
             "unexplained",
-            "the output is not a rotation of pairs of features (i, i + Dh/2) "
-            "or (2i, 2i + 1) of x",
+            tr(
+                "the output is not a rotation of pairs of features (i, i + Dh/2) "
+                "or (2i, 2i + 1) of x"
+            ),
         )
     angles, norms = _angles(mats, pairs)
     if (norms - 1).abs().max() > 10 * TOL:
         return Finding(
             "unexplained",
-            f"pairs {pairs} found, but the lengths of x change (a rotation "
-            "keeps them): cos and sin of different angles, or a scale",
+            tr(
+                "pairs {pairs} found, but the lengths of x change (a rotation "
+                "keeps them): cos and sin of different angles, or a scale",
+                pairs=pairs,
+            ),
         )
     explained = _explain_angles(angles, positions, dh)
     if explained is None:
         return Finding(
             "unexplained",
-            "the angles are not position x frequency, for the positions given "
-            "nor for 0 .. L-1",
+            tr(
+                "the angles are not position x frequency, for the positions "
+                "given nor for 0 .. L-1"
+            ),
         )
     angle_layout, freq, used = explained
     return pairs, angle_layout, freq, used, _fit_base(freq, dh)
@@ -288,26 +336,35 @@ def _findings(pairs, angle_layout, freq, used, fitted, base) -> list[Finding]:
         findings.append(
             Finding(
                 "rope-positions-ignored",
-                f"given positions {list(POSITIONS)}, row i turns by the angle "
-                "of position i: the positions 0 .. L-1 are used instead",
+                tr(
+                    "given positions {positions}, row i turns by the angle of "
+                    "position i: the positions 0 .. L-1 are used instead",
+                    positions=list(POSITIONS),
+                ),
             )
         )
     if angle_layout != pairs:
         findings.append(
             Finding(
                 "rope-layout-mix",
-                f"the features turn in pairs {_PAIRS[pairs]}, "
-                f"but by the angles of the {angle_layout} layout: the two "
-                "features of a pair turn by different angles",
+                tr(
+                    "the features turn in pairs {pairs}, but by the angles of "
+                    "the {layout} layout: the two features of a pair turn by "
+                    "different angles",
+                    pairs=_PAIRS[pairs],
+                    layout=angle_layout,
+                ),
             )
         )
     if fitted is None and (freq[1:] < 0).all():
         findings.append(
             Finding(
                 "unexplained",
-                "the pairs turn the other way (by -p theta_i): "
-                "(a cos + b sin, b cos - a sin) instead of "
-                "(a cos - b sin, b cos + a sin)",
+                tr(
+                    "the pairs turn the other way (by -p theta_i): "
+                    "(a cos + b sin, b cos - a sin) instead of "
+                    "(a cos - b sin, b cos + a sin)"
+                ),
             )
         )
     elif fitted is None:
@@ -315,8 +372,11 @@ def _findings(pairs, angle_layout, freq, used, fitted, base) -> list[Finding]:
         findings.append(
             Finding(
                 "unexplained",
-                f"the frequencies ({shown}, ...) do not follow b ** (-2i / Dh) "
-                "for any base b",
+                tr(
+                    "the frequencies ({shown}, ...) do not follow "
+                    "b ** (-2i / Dh) for any base b",
+                    shown=shown,
+                ),
             )
         )
     elif abs(math.log(fitted / base)) > 1e-3:
@@ -326,17 +386,26 @@ def _findings(pairs, angle_layout, freq, used, fitted, base) -> list[Finding]:
             findings.append(
                 Finding(
                     "rope-exponent",
-                    f"the frequencies are base ** (-{wrong}), not base ** "
-                    f"(-2i/Dh) (as if the base were {_fmt(fitted)} instead of "
-                    f"{_fmt(base)})",
+                    tr(
+                        "the frequencies are base ** (-{wrong}), not base ** "
+                        "(-2i/Dh) (as if the base were {fitted} instead of "
+                        "{base})",
+                        wrong=wrong,
+                        fitted=_fmt(fitted),
+                        base=_fmt(base),
+                    ),
                 )
             )
         else:
             findings.append(
                 Finding(
                     "rope-base",
-                    f"the frequencies follow base ** (-2i/Dh) with base "
-                    f"{_fmt(fitted)}, not {_fmt(base)}",
+                    tr(
+                        "the frequencies follow base ** (-2i/Dh) with base "
+                        "{fitted}, not {base}",
+                        fitted=_fmt(fitted),
+                        base=_fmt(base),
+                    ),
                 )
             )
     return findings

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import torch
 from torch.overrides import TorchFunctionMode
 
+from .lang import tr
+
 __all__ = []  # internal: see attention_src.check
 
 _DROPOUTS = {
@@ -99,7 +101,11 @@ def _guarded(what: str, limit: float | None = None):
     main thread (a signal); elsewhere the call runs without one."""
     limit = CALL_LIMIT_S if limit is None else limit
     timed = limit > 0 and threading.current_thread() is threading.main_thread()
-    message = f"{what} did not return within {limit:g} s (the time limit per call)"
+    message = tr(
+        "{what} did not return within {limit:g} s (the time limit per call)",
+        what=what,
+        limit=limit,
+    )
 
     def expire(signum, frame):
         raise _Timeout(message)
@@ -139,7 +145,7 @@ def _call_quietly(
     seed: int = 0,
     neutralize: bool = False,
     recorder: _Recorder | None = None,
-    what: str = "the call",
+    what: str | None = None,
     limit: float | None = None,
 ):
     """``(result, None)`` or ``(None, 'ErrorType: message')``.
@@ -149,6 +155,7 @@ def _call_quietly(
     is captured. Past the time limit it raises ``_Timeout`` naming ``what``.
     """
     mode = recorder or _Recorder(record=False, neutralize=neutralize)
+    what = tr("the call") if what is None else what
     with torch.random.fork_rng(devices=_devices()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.manual_seed(seed)

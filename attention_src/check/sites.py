@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .lang import tr
 from .probe import B, L
 from .running import _Event
 
@@ -334,9 +335,11 @@ def _unnormalized(events: list[_Event]) -> str | None:
         sums = weights.detach().float().sum(dim=-1)
         if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
             low, high = float(sums.min()), float(sums.max())
-            return (
+            return tr(
                 "the weights are the exp of the scores, never divided by their "
-                f"sum: their rows sum to {low:.3g}..{high:.3g}"
+                "sum: their rows sum to {low:.3g}..{high:.3g}",
+                low=low,
+                high=high,
             )
     return None
 
@@ -349,44 +352,58 @@ def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
     sites = _find_sites(events)
     if not sites:
         facts["notes"].append(
-            "no softmax or F.scaled_dot_product_attention call was visible (one "
-            "inside nn.MultiheadAttention is not): the scale, softmax dim, head "
-            "split and head independence were not checked"
+            tr(
+                "no softmax or F.scaled_dot_product_attention call was visible "
+                "(one inside nn.MultiheadAttention is not): the scale, softmax "
+                "dim, head split and head independence were not checked"
+            )
         )
         return
     facts["checks"] += SITE_CHECKS
     H = probe.H
     for s in sites:
         if s.kind == "softmax" and s.dim != s.ndim - 1:
-            facts["sdim"] = (
-                f"the softmax runs over dim={s.dim - s.ndim} of scores with "
-                f"{s.ndim} dims"
+            facts["sdim"] = tr(
+                "the softmax runs over dim={dim} of scores with {ndim} dims",
+                dim=s.dim - s.ndim,
+                ndim=s.ndim,
             )
         if s.factor is not None and s.terms:
             right = 1 / math.sqrt(s.terms)
             if not math.isclose(s.factor, right, rel_tol=1e-3):
                 width = 1 / s.factor**2
-                what = " (the model width)" if round(width) == probe.D else ""
+                what = tr(" (the model width)") if round(width) == probe.D else ""
                 if math.isclose(s.factor, 1.0, rel_tol=1e-3):
-                    facts["scale-none"] = (
-                        f"the scores (dot products of {s.terms} terms) are "
-                        "not scaled"
+                    facts["scale-none"] = tr(
+                        "the scores (dot products of {n} terms) are not scaled",
+                        n=s.terms,
                     )
                 else:
-                    facts["scale-wrong"] = (
-                        f"the scores are multiplied by {s.factor:.4g} = "
-                        f"1/sqrt({width:.4g}){what}, but each dot product "
-                        f"has {s.terms} terms: the scale is 1/sqrt({s.terms})"
+                    facts["scale-wrong"] = tr(
+                        "the scores are multiplied by {factor:.4g} = "
+                        "1/sqrt({width:.4g}){what}, but each dot product has {n} "
+                        "terms: the scale is 1/sqrt({n})",
+                        factor=s.factor,
+                        width=width,
+                        what=what,
+                        n=s.terms,
                     )
         if s.attended != L:  # the last axis of the scores, the keys
-            axis = {H: "the heads", B: "the batch"}.get(s.attended, "another axis")
+            axis = {H: tr("the heads"), B: tr("the batch")}.get(
+                s.attended, tr("another axis")
+            )
             fact = "attend-H" if s.attended == H else "attend-B"
             if s.attended == B:
-                facts["attend-B"] = f"attention runs over {axis} (size {B})"
+                facts["attend-B"] = tr(
+                    "attention runs over {axis} (size {B})", axis=axis, B=B
+                )
             else:
-                facts[fact if s.attended == H else "split"] = (
-                    f"attention runs over an axis of size {s.attended} "
-                    f"({axis}), not over the {L} tokens"
+                facts[fact if s.attended == H else "split"] = tr(
+                    "attention runs over an axis of size {n} ({axis}), not over "
+                    "the {L} tokens",
+                    n=s.attended,
+                    axis=axis,
+                    L=L,
                 )
             continue
         for name, part in (("query", s.query), ("key", s.key)):
@@ -398,8 +415,13 @@ def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
                     fact = "split" if name == "query" else "keyT"
                     facts.setdefault(
                         fact,
-                        f"{name} {i} of the scores is built from input tokens "
-                        f"{_nonzero(dep)}",
+                        tr(
+                            "{name} {i} of the scores is built from input "
+                            "tokens {tokens}",
+                            name=tr(name),
+                            i=i,
+                            tokens=_nonzero(dep),
+                        ),
                     )
                     break
     outputs = [s.output for s in sites if s.output is not None]
@@ -423,11 +445,14 @@ def _merge_fact(probe, facts, out, o, axis) -> None:
         missing = [h for h in range(per.size(0)) if per[h, i] <= limit]
         if missing:
             h = missing[0]
-            head = f"head {h}'s" if batched else "the heads'"
+            head = tr("head {h}'s", h=h) if batched else tr("the heads'")
             used = [j for j in range(L) if per[:, j].max() > limit]
-            facts["merge"] = (
-                f"output token {i} does not use position {i} of {head} output "
-                f"(it mixes positions {used} of the heads' outputs)"
+            facts["merge"] = tr(
+                "output token {i} does not use position {i} of {head} output "
+                "(it mixes positions {used} of the heads' outputs)",
+                i=i,
+                head=head,
+                used=used,
             )
             return
 
@@ -454,8 +479,11 @@ def _heads_facts(probe, facts, sites, events) -> None:
     for a in range(H):
         for b in range(a + 1, H):
             if used[a] & used[b]:
-                facts["heads-shared"] = (
-                    f"heads {a} and {b} both read {len(used[a] & used[b])} of "
-                    "the same projected features"
+                facts["heads-shared"] = tr(
+                    "heads {a} and {b} both read {n} of the same projected "
+                    "features",
+                    a=a,
+                    b=b,
+                    n=len(used[a] & used[b]),
                 )
                 return

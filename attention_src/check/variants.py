@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from .lang import join, tr
+
 __all__ = []  # internal: see attention_src.check
 
 # the first value on each axis is the right one
@@ -66,34 +68,35 @@ class _Combo:
     def describe(self) -> str:
         parts = []
         if self.kt != "right":
-            parts.append(f"key transposed as {KEY_TRANSPOSES[self.kt]}")
+            how = tr(KEY_TRANSPOSES[self.kt])
+            parts.append(tr("key transposed as {how}", how=how))
         if self.scale == "none":
-            parts.append("no scale")
+            parts.append(tr("no scale"))
         elif self.scale == "fit":
-            parts.append("another scale")
+            parts.append(tr("another scale"))
         if self.dim != -1:
-            parts.append(f"softmax over dim={self.dim}")
+            parts.append(tr("softmax over dim={dim}", dim=self.dim))
         if self.mask != "right":
             parts.append(
                 {
-                    "inverted": "the mask inverted",
-                    "ignored": "no mask",
-                    "after": "the mask applied after the softmax",
+                    "inverted": tr("the mask inverted"),
+                    "ignored": tr("no mask"),
+                    "after": tr("the mask applied after the softmax"),
                 }[self.mask]
             )
         if self.fill != "zero":
             parts.append(
-                "NaN for fully masked rows"
+                tr("NaN for fully masked rows")
                 if self.fill == "nan"
-                else "a finite fill (uniform fully masked rows)"
+                else tr("a finite fill (uniform fully masked rows)")
             )
         if self.causal != "bottom-right":
             parts.append(
-                "a top-left causal triangle"
+                tr("a top-left causal triangle")
                 if self.causal == "top-left"
-                else "no causal mask"
+                else tr("no causal mask")
             )
-        return ", ".join(parts) if parts else "nothing changed"
+        return join(parts) if parts else tr("nothing changed")
 
 
 def _all_combos() -> list[_Combo]:
