@@ -321,9 +321,9 @@ MESSAGES = {  # English template: Chinese template
     "query": "查询",
     "key": "键",
     "output token {i} does not use position {i} of {head} output (it mixes positions {used} of the heads' outputs)":
-        "输出词元 {i} 没有用到{head}输出中的位置 {i}（它混用了各注意力头输出的位置 {used}）",
-    "head {h}'s": "注意力头 {h}",
-    "the heads'": "各注意力头",
+        "输出词元 {i} 没有用到{head}输出中的位置 {i}（它混用的是各注意力头输出的位置 {used}）",
+    "head {h}'s": "注意力头 {h} 的",
+    "the heads'": "各注意力头的",
     "heads {a} and {b} both read {n} of the same projected features": "注意力头 {a} 和 {b} 读取了同样的 {n} 个投影特征",
     "{text}, and no known mistake explains it": "{text}，没有哪个已知错误能解释它",
 

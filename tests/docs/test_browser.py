@@ -176,7 +176,12 @@ def _settle(page) -> None:
     page.wait_for_load_state("load")
     page.wait_for_load_state("networkidle")
     page.wait_for_function(SETTLE_JS, polling=50)
-    page.evaluate("document.fonts.ready.then(() => true)")
+    # document.fonts.ready can stay pending (a font load started as the page settles);
+    # evaluate() has no timeout of its own, so the wait is bounded here.
+    page.evaluate(
+        "Promise.race([document.fonts.ready.then(() => true),"
+        " new Promise((done) => setTimeout(() => done(false), 5000))])"
+    )
 
 
 def test_every_page_renders_cleanly(browser, site_url, built_site):
