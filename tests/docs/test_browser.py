@@ -27,7 +27,7 @@ import pytest
 from site_tools.copytext import page_copies
 
 VIEWPORT = {"width": 1280, "height": 900}
-TIMEOUT_MS = 15_000
+TIMEOUT_MS = 30_000  # a heavy page (the reference) on a busy two-core machine
 BATCH = 8  # pages open at once
 CHAPTER = "chapters/scaled-dot-product-attention/"
 SKIP_DIRS = {"assets", "search"}  # theme assets and the search index, not pages
