@@ -60,6 +60,8 @@ AS_WRITTEN = {
     ".venv/bin/ruff check .",
     ".venv/bin/ruff format --check .",
     ".venv/bin/python -m attention_src.bench --help",
+    ".venv/bin/python -m site_tools.i18n stale",
+    ".venv/bin/python -m site_tools.i18n check chapters/masks.md",
 }
 
 # One test file of each tier, collected (not run) to check what a tier selects.
@@ -166,6 +168,7 @@ SHOWS = {
         "4/",  # "4/N tests collected": those four and nothing else
     ],
     ".venv/bin/python -m attention_src.bench --help": ["--quick", "--out", "--sections"],
+    ".venv/bin/python -m site_tools.i18n check chapters/masks.md": ["no problems"],
     ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--masks.json": [
         " passed, 0 failed"
     ],
