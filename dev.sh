@@ -100,7 +100,12 @@ case "${1:-}" in
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
     echo "==> pytest"
-    exec "$VENV/bin/python" -m pytest "${@:2}"
+    # Both cores (at most four workers): pytest-xdist hands out whole modules
+    # (--dist loadscope); the workers share one build of the site (tests/docs/conftest.py).
+    # Pass -n 0 for one process (a debugger, -s output).
+    workers=$(nproc 2>/dev/null || echo 2)
+    if [ "$workers" -gt 4 ]; then workers=4; fi
+    exec "$VENV/bin/python" -m pytest -n "$workers" --dist loadscope "${@:2}"
     ;;
   *)
     echo "usage: ./dev.sh serve [zh] | ./dev.sh build | ./dev.sh test [--fast] [pytest args]" >&2

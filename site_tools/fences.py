@@ -12,13 +12,14 @@ something else, or nothing, the build warns (and ``mkdocs build --strict``
 fails), so a page can never claim an error that the code no longer makes.
 The code box of such a block carries ``data-raises``, which the doc tests read.
 
-Blocks with the same ``session=`` on a page share one namespace, as a reader's
-Python session would; every page starts with fresh sessions
-(:func:`reset_sessions`, called by the page hook), so a page cannot lean on
-names another page defined. Only markdown-exec's public API is used.
-
-A block's output comes from the store of executed outputs when nothing that
-determines it has changed (:mod:`site_tools.store`): each block runs once.
+In the build a page runs as one program, in a fresh interpreter of its own:
+what its copy buttons give, in page order (:mod:`site_tools.program`); this
+fence shows the output that run captured for the block, from the store of
+executed outputs (:mod:`site_tools.store`), so each block runs once, whoever
+asks. Outside a page opened in the store (Markdown rendered on its own),
+blocks with the same ``session=`` share one namespace, as a reader's Python
+session would, and every page starts with fresh sessions
+(:func:`reset_sessions`). Only markdown-exec's public API is used.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import html
 import io
 import linecache
 import re
-import textwrap
 import traceback
 from itertools import count
 
@@ -40,6 +40,7 @@ from markdown_exec import (
 )
 
 from site_tools import store
+from site_tools.program import shown_exception
 
 _SESSIONS: dict[str, dict] = {}
 _FORMATTING: list[str] = []  # blocks being formatted (markdown-exec renders Markdown inside)
@@ -89,11 +90,7 @@ def _run_block(code: str, session: str | None, raises: str | None) -> str:
         output = _execute(code, session)
     except Exception as error:
         if expected is not None and isinstance(error, expected):
-            # the shown message, reflowed to the code column (84)
-            shown = "".join(traceback.format_exception_only(type(error), error))
-            wrap = textwrap.TextWrapper(84, subsequent_indent="  ", break_long_words=False)
-            wrap.break_on_hyphens = False
-            return "".join(wrap.fill(line) + "\n" for line in shown.splitlines())
+            return shown_exception(error)
         trace = "".join(traceback.format_exception(error))
         raise ExecutionError(f"```text\n{trace}```") from error
     if expected is not None:
@@ -111,7 +108,10 @@ def _runner(raises: str | None):
     def run(code: str, session: str | None = None, **_: object) -> str:
         # Each block runs once: its output comes from the store when nothing that
         # determines it changed (site_tools/store.py).
-        return store.output_for(code, session, raises, _run_block)
+        try:
+            return store.output_for(code, session, raises, _run_block)
+        except store.PageError as error:
+            raise ExecutionError(f"```text\n{error}\n```") from None
 
     return run
 

@@ -25,6 +25,7 @@ _NUMBERS: dict = {}  # page url -> (chapter number, title), from the nav
 _STARTED: list = []  # when this build started, for pruning the store
 _EXECUTED: dict = {}  # page -> blocks this process executed for it (the log reports them)
 _AT_PAGE_START: list = [0]
+_PROGRAM: list = []  # the page being rendered, as the store opened it
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = (ROOT / "attention_src", ROOT / "site_tools")
@@ -120,6 +121,7 @@ def on_files(files, config, **kwargs):
     if edition(config) == "zh":
         _share_english_files(files, config)
     files = _plan_rebuilds(files, config)
+    _render_the_pages_computed_since(files)
     _run_pages_in_parallel(files, config)
     _serve_the_package(files, config)
     return files
@@ -154,27 +156,44 @@ def _serve_the_package(files, config) -> None:
             files.append(File.generated(config, uri, abs_src_path=str(source)))
 
 
+def _serving() -> bool:
+    """``./dev.sh serve`` (``mkdocs serve --dirty``): pages are served before their
+    programs have run; those run in the background (site_tools/parallel.py)."""
+    return bool(os.environ.get("ATTENTION_SERVE_DIRTY"))
+
+
+def _defer(markdown: str, name: str) -> None:
+    parallel.in_background(markdown, name, done=lambda _name: TRIGGER.touch())
+
+
+def _render_the_pages_computed_since(files) -> None:
+    """Under ``serve``, the pages whose programs finished in the background since the
+    last rebuild are rendered again, now from the store (TRIGGER started this rebuild)."""
+    if not _serving():
+        return
+    for file in files.documentation_pages():
+        if file.src_uri in parallel.READY:
+            parallel.READY.discard(file.src_uri)
+            file.is_modified = lambda: True
+
+
 def _run_pages_in_parallel(files, config) -> None:
-    """Execute the blocks of the pages this build renders that the store cannot
-    serve, in worker processes (site_tools/store.py), before MkDocs renders them
-    one by one: then the rendering only reads the store. A single page, and the
-    pages of a rebuild under ``serve``, run in the build itself (a worker would
-    cost more than it saves: it imports torch first)."""
-    dirty = bool(os.environ.get("ATTENTION_SERVE_DIRTY"))
-    pages = [f for f in files.documentation_pages() if f.abs_src_path]
-    if dirty and any(Path(f.abs_dest_path).exists() for f in pages):
-        return  # a rebuild under serve: its pages run here, where torch is imported already
+    """Run the programs of the pages this build renders that the store cannot serve
+    (site_tools/program.py, site_tools/store.py), each in a fresh interpreter, side
+    by side, before MkDocs renders them one by one: then the rendering only reads
+    the store. The pages of a rebuild under ``serve`` run as MkDocs reaches them."""
+    if _serving():
+        return  # serve shows pages at once: their programs run in the background
     stale = []
     for file in files.documentation_pages():
         if not (file.abs_src_path or "").endswith(".md"):
             continue
-        rendered = not dirty or not Path(file.abs_dest_path).exists() or file.is_modified()
-        if rendered and store.needs_run(Path(file.abs_src_path).read_text("utf-8")):
+        if store.needs_run(Path(file.abs_src_path).read_text("utf-8")):
             stale.append((Path(file.abs_src_path), file.src_uri))
-    if len(stale) < 2:
+    if not stale:
         return
     start = time.perf_counter()
-    results = parallel.prefill(stale, config["markdown_extensions"], config["mdx_configs"])
+    results = parallel.prefill(stale)
     executed = sum(r["executed"] for r in results)
     for result in results:
         if result["executed"]:
@@ -282,6 +301,8 @@ def _write_chapter_notebooks(config) -> None:
     for url in _NUMBERS:
         page = Path(config["site_dir"]) / url / "index.html"
         if url.startswith("chapters/") and page.exists():
+            if store.PENDING in page.read_text("utf-8"):
+                continue  # serve: outputs still being computed, no notebook yet
             notebooks.write_notebook(
                 page.read_text("utf-8"),
                 page_url=url,
@@ -301,6 +322,12 @@ def on_page_context(context, page, config, nav, **kwargs):
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
     _AT_PAGE_START[0] = len(store.STATS.executed)
+    _PROGRAM.clear()
+    if page.file.src_uri.endswith(".md"):
+        # The page's program: its copy texts and figures, run once in a fresh interpreter
+        # (or served by the store); the Python fence shows what that run printed.
+        defer = _defer if _serving() else None
+        _PROGRAM.append(store.open_page(markdown, page.file.src_uri, defer=defer))
     if edition(config) == "zh" and page.file.src_uri.endswith(".md"):
         # A translation older than its English page, or a placeholder, says so.
         return i18n.banner(page.file.src_uri, page.url) + markdown
@@ -309,6 +336,18 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 def on_page_content(html, page, config, files, **kwargs):
     store.end_page()  # record what the page's blocks used (site_tools/store.py)
+    for program_page in _PROGRAM:
+        for index, why in sorted(program_page.errors.items()):
+            block = program_page.blocks[index]
+            if block.executed_by_fence:
+                continue  # the fence reports it, in the page and in the log
+            log.warning(
+                "%s: block %d (%s) of the page's program, as a reader copies it, fails:\n%s",
+                page.file.src_uri,
+                block.index,
+                block.kind,
+                why,
+            )
     executed = len(store.STATS.executed) - _AT_PAGE_START[0]
     if executed:
         _EXECUTED[page.file.src_uri] = executed
@@ -324,7 +363,16 @@ def on_page_content(html, page, config, files, **kwargs):
 
 
 def on_post_page(output, page, config, **kwargs):
-    # The copy texts of the page, as its copy buttons give them, for the doc
-    # tests and for runs where no site can be built (site_tools.copyrun).
-    copytext.write_page_copies(config["site_dir"], page.url, output)
+    # The copy texts of the page, as its copy buttons give them, with what the build's
+    # run of them did, for the doc tests and for runs where no site can be built
+    # (site_tools.copyrun: the CUDA run). A notebook's cells are read from its HTML.
+    if store.PENDING in output and not _serving():
+        log.warning("%s: an output is still pending (%r): never built", page.url, store.PENDING)
+    if _PROGRAM and _PROGRAM[0].pending:
+        pass  # outputs still being computed (serve): no copy texts until they ran
+    elif _PROGRAM and page.file.src_uri.endswith(".md"):
+        copytext.write_program_copies(config["site_dir"], page.url, _PROGRAM[0])
+    else:
+        copytext.write_page_copies(config["site_dir"], page.url, output)
+    _PROGRAM.clear()
     return output

@@ -3,18 +3,14 @@ pages with Python-Markdown runs it: MkDocs, ProperDocs, Zensical).
 
 - Before anything else reads the page (a preprocessor that runs first), every
   session of the Python fence is forgotten -- a reader pastes each page into a
-  fresh interpreter, and so does the build -- and the page is opened in the
-  store of executed outputs (:mod:`site_tools.store`), which keys its blocks on
-  the page's code.
+  fresh interpreter -- for Markdown rendered outside a build. (The build's hook
+  opens each page in the store of executed outputs, :mod:`site_tools.store`,
+  which runs the page's program in a fresh interpreter of its own.)
 - After the page is HTML (a postprocessor that runs last), the figures'
   captions and alt texts, written as paragraphs after the blocks that draw
   them, are moved into the figures (:func:`site_tools.figures.attach_text`). A
   problem there is logged as a warning, which fails ``mkdocs build --strict``.
 
-The store records what a page used when the next page starts, or when the
-build's hook says the page is done (``on_page_content``). A nested rendering
-with the site's extensions (mkdocstrings' docstrings, on the reference page)
-starts a page of its own: the reference page runs no blocks.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ from markdown import Extension
 from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
-from site_tools import fences, figures, store
+from site_tools import fences, figures
 
 log = logging.getLogger("mkdocs.extensions.site_tools.pages")
 
@@ -35,7 +31,6 @@ class _PageStart(Preprocessor):
         if fences.formatting_a_block():  # a block's own Markdown, not a page
             return lines
         fences.reset_sessions()
-        store.begin_page("\n".join(lines))
         return lines
 
 

@@ -5,10 +5,10 @@ Python fence (:mod:`site_tools.fences`), which asks this store for a block's
 output before running it. A block's output is stored under a key made of
 everything that determines it:
 
-- the *shape* of the page's executed blocks up to and including this one, in
-  the order the page runs them (:func:`attention_src.machinery.code_shape`:
-  the syntax tree, so comments, docstrings and layout do not count), with each
-  block's session and ``raises=``;
+- the *shape* of the page's program up to and including this block: its copy
+  texts and figures' code in page order (:mod:`site_tools.program`;
+  :func:`attention_src.machinery.code_shape`: the syntax tree, so comments,
+  docstrings and layout do not count), with each block's kind and ``raises=``;
 - the page's fingerprints (:func:`site_tools.deps.page_fingerprints`, ``runs``
   and ``data``): the package code its blocks can reach (without comments or
   docstrings), ``site_tools`` itself, and the bytes of the files of
@@ -20,17 +20,17 @@ The chain of earlier blocks is in the key because a block runs in the state
 those left behind (their names, the random generators, files). So a page
 whose prose or comments changed -- a translated edition of it, say -- reuses
 every output byte for byte; a change in one block re-executes that block and
-every block after it; when a block must run, the blocks before it whose outputs
-came from the store run first (silently), to rebuild the state it expects.
+every block after it. A page runs as one program (what a reader copies, in
+page order, in one fresh interpreter): when a block must run, the whole
+program runs, the blocks whose outputs were stored counting as replayed.
 
 Entries are written atomically (a temporary file, then a rename), carry the
 hash of their output, and an entry that cannot be read or does not match is
 deleted and recomputed, never served. Each use touches its entry; a full
 build of the site deletes the entries it did not use (:func:`prune`).
 
-:mod:`site_tools.parallel` renders pages' Markdown in worker processes, so
-that the independent pages of a build execute in parallel and the build itself
-only reads the store.
+:mod:`site_tools.parallel` runs the programs of the pages a build needs, a
+fresh interpreter each, side by side, so that the build itself only reads the store.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import platform
 import re
 import tempfile
 import textwrap
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,17 +106,18 @@ _FENCE = re.compile(
 
 @dataclass
 class _Page:
-    markdown: str
+    name: str  # for the log and the counts
     text: str  # hash of the page's executed code: its record in the store
-    base: str | None = None  # environment and fingerprints, computed at the first block
-    chain: hashlib._Hash = field(default_factory=hashlib.sha256)
-    index: int = 0
+    blocks: list = field(default_factory=list)  # the program (site_tools.program.Block)
     keys: list[str] = field(default_factory=list)
-    pending: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    base: str | None = None
+    outputs: list[str | None] = field(default_factory=list)  # per program block
+    errors: dict[int, str] = field(default_factory=dict)  # block index (0-based) -> why
+    next: int = 0  # the next program block a fence asks for
+    pending: bool = False  # outputs shown as PENDING: being computed (./dev.sh serve)
 
 
 _PAGE: list[_Page] = []  # the page being rendered, if any
-TORCH_FRESH_SEED = 67280421310721  # torch's default seed in a fresh interpreter
 
 
 _BASES: dict[str, str] = {}  # page text hash -> base, for one build (forget_code clears it)
@@ -141,39 +143,110 @@ def _text_hash(markdown: str) -> str:
     return hashlib.sha256(markdown.encode("utf-8")).hexdigest()
 
 
-def begin_page(markdown: str) -> None:
-    """Start a page (given its Markdown): its blocks are keyed on its code from now on.
+def program_keys(blocks: list, base: str) -> list[str]:
+    """One key per block of the page's program: the shape of the program up to and
+    including it (the copy texts' syntax trees, each block's kind, ``raises=`` and
+    whether it is run), with the page's environment and fingerprints."""
+    from attention_src.machinery import code_shape
 
-    The random generators start as a reader's fresh interpreter has them
-    (torch's default seed; Python's and NumPy's seeded with 0), so that a page's
-    outputs do not depend on which pages ran before it in the same process.
+    chain = hashlib.sha256()
+    keys = []
+    for block in blocks:
+        chain.update(
+            f"{block.kind}\0{code_shape(block.code)}\0{block.raises}\0"
+            f"{block.skip is not None}\0".encode()
+        )
+        keys.append(hashlib.sha256(f"{base}\0{chain.hexdigest()}".encode()).hexdigest()[:32])
+    return keys
+
+
+# What ``./dev.sh serve`` shows for an output whose page is still running in the background
+# (never stored, never copied, never in a notebook; a build that finds it fails).
+PENDING = "⏳ [output pending] ./dev.sh serve is computing this page; it reloads when done."
+
+
+def open_page(
+    markdown: str,
+    name: str = "page",
+    run: Callable | None = None,
+    defer: Callable[[str, str], None] | None = None,
+) -> _Page:
+    """Start a page: find its program's outputs in the store, or run its program.
+
+    The page's program (:func:`site_tools.program.page_program`: its copy texts in
+    page order, and its figures' code) runs whole in a fresh interpreter when any
+    of its blocks has no stored output; the blocks whose outputs were stored
+    already count as replayed, the others as executed. ``run(blocks, page)``
+    replaces :func:`site_tools.program.run_program` (the tests count with it).
+    The Python fence then takes the outputs in order (:func:`output_for`).
+
+    ``defer(markdown, name)`` (``./dev.sh serve``): instead of running a program,
+    hand the page to it and show :data:`PENDING` for the outputs not stored yet.
     """
-    import random
-
-    import numpy as np
-    import torch
-
-    torch.manual_seed(TORCH_FRESH_SEED)
-    random.seed(0)
-    np.random.seed(0)
     end_page()  # the page before, if nothing closed it
-    _PAGE.append(_Page(markdown, _code_hash(markdown)))
+    page = fill(markdown, name, run, defer)
+    _PAGE.append(page)
+    return page
+
+
+def fill(
+    markdown: str,
+    name: str = "page",
+    run: Callable | None = None,
+    defer: Callable[[str, str], None] | None = None,
+) -> _Page:
+    """:func:`open_page` without opening it: the page's outputs, from the store or
+    from a run of its program (which stores them). Safe to call from threads."""
+    from site_tools import program
+
+    page = _Page(name, _code_hash(markdown))
+    page.blocks = program.page_program(markdown)
+    if not page.blocks:
+        return page
+    page.base = _page_base(markdown)
+    page.keys = program_keys(page.blocks, page.base)
+    stored = [read(key) for key in page.keys]
+    if all(s is not None for s in stored):
+        page.outputs = stored
+        STATS.reused.extend((name, i) for i in range(len(stored)))
+        return page
+    if defer is not None:
+        defer(markdown, name)
+        page.pending = True
+        page.outputs = [PENDING + "\n" if s is None else s for s in stored]
+        return page
+    results = (run or program.run_program)(page.blocks, name)
+    page.outputs = [None] * len(page.blocks)
+    for index, (key, result, before) in enumerate(zip(page.keys, results, stored, strict=True)):
+        if result["status"] in {"failed", "not run"}:
+            page.errors[index] = result["error"] or "not run: a block before it failed"
+            continue
+        page.outputs[index] = result["output"]
+        if before is None:
+            write(key, result["output"])
+            STATS.executed.append((name, index))
+        else:
+            STATS.replayed.append((name, index))
+    return page
 
 
 def end_page() -> list[str]:
     """Finish the page and record the keys its blocks used (returned, in order).
 
     Called after a page is rendered (the build's hook, :mod:`site_tools.parallel`),
-    or by the next :func:`begin_page`. (Python-Markdown runs postprocessors on
-    fragments too, such as headings, so the end of a page is not an extension's
-    event.)"""
+    or by the next :func:`open_page`."""
     page = _PAGE.pop() if _PAGE else None
     if page is None:
         return []
-    folder = store_dir()
-    if folder is not None and page.keys:
-        _record(folder, page.text, {"keys": page.keys, "base": page.base})
+    record(page)
     return page.keys
+
+
+def record(page: _Page) -> None:
+    """Remember the keys a page's program used (a program that failed is not recorded)."""
+    folder = store_dir()
+    if folder is not None and page.keys and not page.errors and not page.pending:
+        _record(folder, page.text, {"keys": page.keys, "base": page.base})
 
 
 def page_record(markdown: str, folder: Path | None = None) -> dict | None:
@@ -234,46 +307,52 @@ def _write_json(path: Path, data) -> None:
         raise
 
 
+class PageError(Exception):
+    """The page's program did not give this block an output (it failed, or does not
+    match the page the fence renders)."""
+
+
 def output_for(
     code: str,
     session: str | None,
     raises: str | None,
     run: Callable[[str, str | None, str | None], str],
 ) -> str:
-    """The output of one block: from the store, or from ``run(code, session, raises)``.
+    """The output of one executed block, from its page's program run.
 
-    Outside a page (no :func:`begin_page`) the block simply runs.
+    Outside a page (no :func:`open_page`) the block simply runs, through ``run``.
     """
     from attention_src.machinery import code_shape
 
-    if not _PAGE:
+    if not _PAGE or not _PAGE[-1].blocks:
         return run(code, session, raises)
     page = _PAGE[-1]
-    if page.base is None:
-        page.base = _page_base(page.markdown)
-    page.chain.update(f"{code_shape(code)}\0{session}\0{raises}\0".encode())
-    key = hashlib.sha256(f"{page.base}\0{page.chain.hexdigest()}".encode()).hexdigest()[:32]
-    page.keys.append(key)
-    where = (page.text[:12], page.index)
-    page.index += 1
-    stored = read(key)
-    if stored is not None:
-        page.pending.append((code, session, raises))
-        STATS.reused.append(where)
-        return stored
-    # Rebuild the state the block expects, then run it.
-    for index, (earlier, earlier_session, earlier_raises) in enumerate(page.pending):
-        run(earlier, earlier_session, earlier_raises)
-        STATS.replayed.append((where[0], where[1] - len(page.pending) + index))
-    page.pending.clear()
-    output = run(code, session, raises)
-    STATS.executed.append(where)
-    write(key, output)
-    return output
+    while page.next < len(page.blocks) and not page.blocks[page.next].executed_by_fence:
+        page.next += 1
+    if page.next >= len(page.blocks):
+        raise PageError(f"{page.name}: the page has more executed blocks than its program")
+    index, block = page.next, page.blocks[page.next]
+    page.next += 1
+    if code_shape(code) != code_shape(block.code) or (raises or None) != (block.raises or None):
+        raise PageError(
+            f"{page.name}: block {block.index} of the program is not the block rendered "
+            f"here:\n{block.code[:300]}\n---\n{code[:300]}"
+        )
+    if index in page.errors:
+        raise PageError(f"{page.name}, block {block.index}:\n{page.errors[index]}")
+    return page.outputs[index]
+
+
+_RECORDING = threading.Lock()
 
 
 def _record(folder: Path, name: str, record: dict) -> None:
     """Remember which entries the page used (for :func:`needs_run`)."""
+    with _RECORDING:
+        _record_unlocked(folder, name, record)
+
+
+def _record_unlocked(folder: Path, name: str, record: dict) -> None:
     path = folder / PAGES
     folder.mkdir(parents=True, exist_ok=True)
     try:  # written whole by _write_json, so never read half-written
@@ -306,7 +385,7 @@ def needs_run(markdown: str, folder: Path | None = None) -> bool:
     """Whether a page may have a block without a stored output: the page, or the
     code it reaches, changed since it was last rendered, or an entry it used is gone."""
     folder = folder or store_dir()
-    if folder is None or 'exec="' not in markdown:
+    if folder is None or not _FENCE.search(markdown):
         return False
     record = page_record(markdown, folder)
     if not record or record.get("base") != _page_base(markdown):

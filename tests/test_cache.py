@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from attention_src import machinery as cache
+from attention_src.machinery import cache as cache_module
 
 
 def _experiment(n: int, seed: int = 0):
@@ -249,12 +250,18 @@ def test_reader_default_keeps_a_small_result(tmp_path, monkeypatch):
 def test_reader_default_returns_a_result_over_50_mb_but_never_writes_it(tmp_path, monkeypatch):
     _reader_default(tmp_path, monkeypatch)
     _large.calls = 0
+    monkeypatch.setattr(cache_module, "_IN_MEMORY", {})  # a fresh interpreter
     for _ in range(2):
         result = cache.cached("large", {"n": _OVER_LIMIT}, _large)
         assert result["weights"].shape == (_OVER_LIMIT,)
         assert result["name"] == "large"
-    assert _large.calls == 2  # computed again: nothing was stored
+        assert float(result["weights"].sum()) == 0.0  # the edit below never comes back
+        result["weights"][0] = 1.0
+    assert _large.calls == 1  # kept in memory for the interpreter's life
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    monkeypatch.setattr(cache_module, "_IN_MEMORY", {})  # the next interpreter computes it again
+    cache.cached("large", {"n": _OVER_LIMIT}, _large)
+    assert _large.calls == 2
 
 
 def _small_view_of_a_large_tensor():

@@ -174,8 +174,9 @@ def cached(
     only if they are under 50 MB. The size is counted before writing, from the
     result itself: the bytes of its tensors' storages and of its strings (what
     ``torch.save`` would write, to within a few bytes per item). A larger
-    result is returned but not written, so it is computed again on the next
-    call. Delete the folder to recompute everything.
+    result is returned but not written: it is kept in memory for the rest of the
+    interpreter's life (each call gets its own copy of the tensors) and computed
+    again in the next one. Delete the folder to recompute everything.
 
     Args:
         name: a label for the experiment (part of the file name).
@@ -203,14 +204,34 @@ def cached(
             return torch.load(path, weights_only=True, mmap=True)
         except Exception:  # a truncated or foreign file: compute afresh
             path.unlink(missing_ok=True)
+    if path in _IN_MEMORY:  # over the reader's limit, computed here already
+        return _fresh_copy(_IN_MEMORY[path])
     result = _without_side_effects(compute, settings)
     limit = _size_limit()
     if limit is not None and _stored_bytes(result) >= limit:
-        return result  # too large for the reader's cache folder: never written
+        # Too large for the reader's cache folder: never written, but kept for this
+        # interpreter: a page that loads the model several times computes it once.
+        _IN_MEMORY[path] = result
+        return _fresh_copy(result)
     directory.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".tmp{os.getpid()}")
     torch.save(result, partial)
     partial.replace(path)  # atomic: a concurrent build never reads half a file
+    return result
+
+
+_IN_MEMORY: dict[Path, Any] = {}  # results over the reader's limit, this process
+
+
+def _fresh_copy(result: T) -> T:
+    """``result`` with every tensor cloned: a caller that edits what it got (loads
+    it into a model, changes a weight) never changes what the next caller gets."""
+    if isinstance(result, torch.Tensor):
+        return result.clone()
+    if isinstance(result, dict):
+        return {k: _fresh_copy(v) for k, v in result.items()}
+    if isinstance(result, list | tuple):
+        return type(result)(_fresh_copy(v) for v in result)
     return result
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
@@ -65,8 +66,31 @@ def build_site(dest: Path) -> BuiltSite:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> BuiltSite:
-    """The site, both editions, built once per test session with ``mkdocs build --strict``."""
-    return build_site(tmp_path_factory.mktemp("site") / "site")
+    """The site, both editions, built once per test session with ``mkdocs build --strict``.
+
+    Under pytest-xdist (``./dev.sh test`` runs two workers) the workers share one build:
+    the first to ask builds it, holding a file lock in the run's shared temporary folder,
+    and the others wait on the lock and read what it built (or the failure it met).
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return build_site(tmp_path_factory.mktemp("site") / "site")
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent  # the run's folder, above each worker's
+    record = shared / "built-site.json"
+    with FileLock(str(shared / "built-site.lock")):
+        if not record.exists():
+            try:
+                site = build_site(shared / "built-site" / "site")
+            except BaseException as exc:  # pytest.fail too: the other workers say it again
+                record.write_text(json.dumps({"failed": str(exc)[-6000:]}), encoding="utf-8")
+                raise
+            data = {**asdict(site), "dir": str(site.dir)}
+            record.write_text(json.dumps(data), encoding="utf-8")
+        data = json.loads(record.read_text(encoding="utf-8"))
+    if "failed" in data:
+        pytest.fail(f"the shared build failed (in another worker):\n{data['failed']}")
+    return BuiltSite(**{**data, "dir": Path(data["dir"])})
 
 
 @pytest.fixture(scope="session")

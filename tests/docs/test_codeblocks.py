@@ -3,15 +3,18 @@
 The contract is the copy button. For every Python block and notebook code cell
 of every built page, the text its copy button puts on the clipboard, pasted in
 page order into one fresh interpreter per page, runs -- or raises exactly the
-exception the page shows right after it. These tests run exactly those texts:
+exception the page shows right after it. The build runs exactly those texts
+once (``site_tools.program``: a page is one program; the outputs the page shows
+come from that run), and a block that fails fails the strict build. These
+tests check what the build ran:
 
-- the copy texts are read from the built HTML the way the copy buttons read
+- the copy texts the build ran, written to ``site/_copies/<page>.json``, are
+  what the built HTML's copy buttons hold, read the way the copy buttons read
   them (``site_tools.copytext.page_copies``; ``tests/docs/test_browser.py``
   checks that a real browser's copy button gives the same text on every page);
-  the build writes them to ``site/_copies/<page>.json`` and the tests check
-  that the files hold what the HTML holds;
-- each page runs in a fresh interpreter (``site_tools.copyrun``), on the CPU
-  with CUDA hidden, and again on CUDA where present;
+- each page ran in a fresh interpreter, every block with the status the build
+  recorded; the labs' notebook cells, which mkdocs-jupyter executes, run here
+  (``site_tools.copyrun``), and on CUDA, where present, every page runs again;
 - every Python block on the built pages is run, apart from blocks marked to
   skip (with a reason; at most 5 % of all blocks);
 - the copy is the code on the page: every shown line is in it, in order, and
@@ -62,17 +65,39 @@ def copies_file(site: Path, source: Path) -> Path:
     return site / copytext.COPY_DIR / f"{name}.json"
 
 
+def _build_report(path: Path) -> dict | None:
+    """What the build's run of the page's program did, as ``copyrun`` reports it (None
+    for a page the build did not run: a notebook's cells, read from its HTML)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not all("status" in b for b in data["blocks"]):
+        return None
+    blocks = [
+        {"index": b["index"], "status": b["status"], "why": b["skip"], "error": b.get("error")}
+        for b in data["blocks"]
+    ]
+    return {"page": data["page"], "device": "cpu", "blocks": blocks}
+
+
 def _run_all(site: Path, device: str) -> dict[str, dict]:
     files = {page_id(s): copies_file(site, s) for s in SOURCES}
     present = {k: f for k, f in files.items() if f.exists()}
+    reports = {}
+    if device == "cpu":
+        for name, path in list(present.items()):
+            report = _build_report(path)
+            if report is not None:
+                reports[name] = report
+                del present[name]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        reports = pool.map(lambda item: (item[0], run_page(item[1], device)), present.items())
-        return dict(reports)
+        ran = pool.map(lambda item: (item[0], run_page(item[1], device)), present.items())
+        reports.update(ran)
+    return reports
 
 
 @pytest.fixture(scope="module", params=["cpu", "cuda"])
 def reports(request, built_site) -> tuple[str, dict[str, dict]]:
-    """Every page's copy texts run in a fresh interpreter per page, two at a time."""
+    """On the CPU, what the build's run did (the notebooks' cells run here); on CUDA,
+    every page's copy texts run again, in a fresh interpreter per page."""
     if request.param == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device: the pages ran on the CPU only")
     return request.param, _run_all(built_site.dir, request.param)

@@ -311,7 +311,9 @@ def test_dev_sh_test_is_ruff_then_pytest():
         "fi",
         '"$VENV/bin/ruff" check .',
         '"$VENV/bin/ruff" format --check .',
-        'exec "$VENV/bin/python" -m pytest "${@:2}"',
+        "workers=$(nproc 2>/dev/null || echo 2)",
+        'if [ "$workers" -gt 4 ]; then workers=4; fi',
+        'exec "$VENV/bin/python" -m pytest -n "$workers" --dist loadscope "${@:2}"',
     ], steps
     assert {".venv/bin/ruff check .", ".venv/bin/ruff format --check ."} <= AS_WRITTEN
 

@@ -107,70 +107,150 @@ def test_prune_keeps_what_the_last_full_build_used(tmp_path):
 # --- keys: what executes --------------------------------------------------------------------
 
 
-def _run_blocks(page: Path, blocks, monkeypatch, folder: Path) -> list[int]:
-    """Run ``blocks`` (code, session, raises) as one page; the indices that executed."""
+def _page(blocks) -> str:
+    """A page of ``blocks`` (code, kind, raises): kind "code" is executed and shown,
+    "plain" only shown (a reader copies both)."""
+    parts = ["A page.\n"]
+    for code, kind, raises in blocks:
+        info = 'python exec="on" source="above" result="text"' if kind == "code" else "python"
+        if raises:
+            info += f' raises="{raises}"'
+        parts.append(f"```{info}\n{code}\n```\n\nSome prose.\n")
+    return "\n".join(parts)
+
+
+def _run_blocks(page: Path, blocks, monkeypatch, folder: Path):
+    """Fill the store with ``blocks`` as one page; (indices executed, indices replayed,
+    the programs that ran)."""
     monkeypatch.setenv("ATTENTION_EXEC_STORE", str(folder))
-    ran = []
+    programs = []
 
-    def run(code, session, raises):
-        ran.append(code)
-        return f"ran {len(code)}\n"
+    def run(program, name):
+        programs.append([b.code for b in program])
+        return [
+            {"index": b.index, "status": "raised as shown" if b.raises else "ok",
+             "output": f"ran {len(b.code)}\n", "error": None}
+            for b in program
+        ]  # fmt: skip
 
-    store.begin_page(page.read_text("utf-8"))
-    executed_before = len(store.STATS.executed)
-    outputs = [store.output_for(code, session, raises, run) for code, session, raises in blocks]
+    page.write_text(_page(blocks), "utf-8")
+    executed_before, replayed_before = len(store.STATS.executed), len(store.STATS.replayed)
+    opened = store.open_page(page.read_text("utf-8"), "page", run)
+    outputs = [opened.outputs[i] for i, b in enumerate(opened.blocks) if b.executed_by_fence]
     store.end_page()
+    assert len(outputs) == sum(kind == "code" for _, kind, _ in blocks)
     executed = [i for _, i in store.STATS.executed[executed_before:]]
-    assert len(outputs) == len(blocks)
-    return executed, ran
+    replayed = [i for _, i in store.STATS.replayed[replayed_before:]]
+    return executed, replayed, programs
 
 
 BLOCKS = [
-    ("import math\nx = math.pi  # the constant", "s", None),
-    ('def f(y):\n    """Twice."""\n    return 2 * y\nprint(f(x))', "s", None),
-    ("print(x + 1)", "s", None),
-    ("int('a')", "s", "ValueError"),
+    ("import math\nx = math.pi  # the constant", "code", None),
+    ('def f(y):\n    """Twice."""\n    return 2 * y\nprint(f(x))', "code", None),
+    ("print(x + 1)", "plain", None),
+    ("int('a')", "code", "ValueError"),
 ]
 
 
 def test_comments_docstrings_and_layout_do_not_execute_again(tmp_path, monkeypatch):
     page = tmp_path / "page.md"
-    page.write_text("A page.\n", "utf-8")
-    first, _ = _run_blocks(page, BLOCKS, monkeypatch, tmp_path / "store")
-    assert first == [0, 1, 2, 3]
+    first, _, programs = _run_blocks(page, BLOCKS, monkeypatch, tmp_path / "store")
+    assert first == [0, 1, 2, 3] and len(programs) == 1
     reworded = [
-        ("import math\n\nx = math.pi  # la constante", "s", None),
-        ('def f(y):\n    """Le double."""\n    return 2*y\n\nprint( f(x) )', "s", None),
-        ("print(x + 1)  # 加一", "s", None),
-        ("int('a')", "s", "ValueError"),
+        ("import math\n\nx = math.pi  # la constante", "code", None),
+        ('def f(y):\n    """Le double."""\n    return 2*y\n\nprint( f(x) )', "code", None),
+        ("print(x + 1)  # 加一", "plain", None),
+        ("int('a')", "code", "ValueError"),
     ]
-    page.write_text("Une page.\n", "utf-8")  # the prose does not count either
-    again, ran = _run_blocks(page, reworded, monkeypatch, tmp_path / "store")
-    assert again == [] and ran == []
+    again, replayed, programs = _run_blocks(page, reworded, monkeypatch, tmp_path / "store")
+    assert again == [] and replayed == [] and programs == []
 
 
 def test_an_edited_block_executes_with_everything_after_it(tmp_path, monkeypatch):
     page = tmp_path / "page.md"
-    page.write_text("A page.\n", "utf-8")
     _run_blocks(page, BLOCKS, monkeypatch, tmp_path / "store")
-    edited = [BLOCKS[0], ("def f(y):\n    return 3 * y\nprint(f(x))", "s", None), *BLOCKS[2:]]
-    executed, ran = _run_blocks(page, edited, monkeypatch, tmp_path / "store")
+    edited = [BLOCKS[0], ("def f(y):\n    return 3 * y\nprint(f(x))", "code", None), *BLOCKS[2:]]
+    executed, replayed, programs = _run_blocks(page, edited, monkeypatch, tmp_path / "store")
     assert executed == [1, 2, 3]
-    # the block before it ran first (its output was stored) to rebuild the session
-    assert ran == [BLOCKS[0][0], edited[1][0], BLOCKS[2][0], BLOCKS[3][0]]
+    # the page ran as one program, the block before the edit included (its output was stored)
+    assert replayed == [0]
+    assert programs == [[code for code, _, _ in edited]]
 
 
-@pytest.mark.parametrize("change", ["session", "raises"])
+@pytest.mark.parametrize("change", ["kind", "raises"])
 def test_the_options_that_change_execution_are_in_the_key(tmp_path, monkeypatch, change):
     page = tmp_path / "page.md"
-    page.write_text("A page.\n", "utf-8")
     _run_blocks(page, BLOCKS, monkeypatch, tmp_path / "store")
-    code, session, raises = BLOCKS[2]
-    changed = (code, "other", raises) if change == "session" else (code, session, "TypeError")
-    executed, _ = _run_blocks(
-        page, [*BLOCKS[:2], changed, BLOCKS[3]], monkeypatch, tmp_path / "store"
-    )
-    assert executed == [2, 3]
+    if change == "kind":  # the plain block, now executed by the build and shown
+        changed, at = [*BLOCKS[:2], (BLOCKS[2][0], "code", None), BLOCKS[3]], 2
+    else:  # the last block shows another exception
+        changed, at = [*BLOCKS[:3], (BLOCKS[3][0], "code", "TypeError")], 3
+    executed, _, _ = _run_blocks(page, changed, monkeypatch, tmp_path / "store")
+    assert executed == list(range(at, len(BLOCKS)))
+
+
+def test_a_failed_program_stores_nothing_after_the_failure(tmp_path, monkeypatch):
+    """A block that fails (as a reader's paste would) gives no output to it and to the
+    blocks after it; the page is not recorded, so the next build runs it again."""
+    monkeypatch.setenv("ATTENTION_EXEC_STORE", str(tmp_path / "store"))
+
+    def run(program, name):
+        return [
+            {"index": b.index, "status": s, "output": "x\n" if s == "ok" else "",
+             "error": "Traceback: boom" if s == "failed" else None}
+            for b, s in zip(program, ["ok", "failed", "not run", "not run"], strict=True)
+        ]  # fmt: skip
+
+    text = _page(BLOCKS)
+    opened = store.fill(text, "page", run)
+    assert sorted(opened.errors) == [1, 2, 3] and opened.outputs[0] == "x\n"
+    store.record(opened)
+    assert store.page_record(text) is None
+    assert store.needs_run(text)
+
+
+def test_the_real_runner_runs_the_copy_texts_as_one_program():
+    """``site_tools.program`` in a fresh interpreter: one namespace for every block a
+    reader copies; a figure's code sees the page's names (and the names earlier
+    figures made) but leaves the reader's names and random generators alone."""
+    from site_tools import program
+
+    page = """
+```python exec="on" source="above" session="a" result="text"
+import torch
+x = 1
+```
+
+```python exec="on" html="true" session="a"
+x = 99
+helper = "drawn"
+print(torch.rand(1).item() >= 0, x)
+```
+
+```python exec="on" html="true" session="a"
+print(helper)
+```
+
+```python exec="on" source="above" session="b" result="text"
+print(x, torch.rand(1))
+```
+
+```python
+int("no")
+```
+"""
+    blocks = program.page_program(page)
+    assert [b.kind for b in blocks] == ["code", "figure", "figure", "code", "plain"]
+    results = program.run_program(blocks, "scratch")
+    assert [r["status"] for r in results] == ["ok", "ok", "ok", "ok", "failed"]
+    assert results[1]["output"] == "True 99\n" and results[2]["output"] == "drawn\n"
+    # x is the reader's 1, and the first draw is a fresh interpreter's first draw
+    import torch
+
+    first = torch.Generator().manual_seed(program.TORCH_FRESH_SEED)
+    expected = f"1 {torch.rand(1, generator=first)}\n"
+    assert results[3]["output"] == expected
+    assert "ValueError" in results[4]["error"]
 
 
 def _pages_reading(name: str) -> set[str]:

@@ -241,18 +241,10 @@ def test_no_chapter_uses_what_a_later_chapter_teaches(built_site):
 
 
 def _page_codes(page: Path) -> list[str]:
-    """The copy texts of one page, rendered here through the store (no build)."""
-    import markdown
+    """The copy texts of one page, read from its Markdown as the build reads them (no build)."""
+    from site_tools import program
 
-    from site_tools import copytext, store
-    from site_tools.parallel import markdown_config
-
-    extensions, configs = markdown_config()
-    html = markdown.Markdown(extensions=extensions, extension_configs=configs).convert(
-        page.read_text("utf-8")
-    )
-    store.end_page()
-    return [b.code for b in copytext.page_copies(copytext.add_listing_copies(html))]
+    return [b["code"] for b in program.copies(program.page_program(page.read_text("utf-8")))]
 
 
 if __name__ == "__main__":
