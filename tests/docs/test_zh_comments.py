@@ -229,3 +229,27 @@ def test_a_page_with_an_english_comment_fails(tmp_path):
     assert len(problems) == 2, problems
     assert "line 7:" in problems[0] and "English" in problems[0]
     assert "89 columns" in problems[1]
+
+
+def test_the_style_rule_joins_breaks_that_show_as_a_space():
+    """A line break inside a paragraph shows as a space: between two Chinese characters,
+    and beside full-width punctuation ("——", "（", "。" next to a digit, code or a link),
+    seen through emphasis and links. site_tools/i18n.py flags these and --fix joins them."""
+    flagged = [
+        "泄漏测试——\n改动未来。\n",
+        "标准差都是 1\n（层归一化从 1 开始）。\n",
+        "`True` 表示*是填充*\n（详见下文）。\n",
+        "[下一章](training-a-stack.md#warm-up)\n会分别训练。\n",
+        "恒等映射。\nPre-LN 的残差流从不归一化。\n",
+    ]
+    for text in flagged:
+        assert i18n.style_problems(text), text
+        assert "\n" not in i18n.style_fix(text).rstrip("\n"), text
+    kept = [
+        "标准差都是\n1，不管输入是什么。\n",  # a Chinese character beside a digit: a space
+        "用的是\n`causal_mask`。\n",  # beside code
+        "第一段。\n\n第二段。\n",  # two paragraphs
+        "- 第一项\n- 第二项\n",  # a list
+    ]
+    for text in kept:
+        assert not [p for p in i18n.style_problems(text) if "breaks" in p], text
