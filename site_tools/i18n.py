@@ -297,13 +297,44 @@ def _formatted_lines(text: str) -> list[tuple[int, str, str]]:
 # A line of prose that a paragraph's next line continues (not a heading, list item,
 # table row, HTML, attribute list, admonition or tab marker).
 _BLOCK_START = re.compile(r"^\s*(#|[-*+] |\d+\. |\||<|\{|!!!|\?\?\?|===|:::|--8<--|\$\$|:   )")
-_HAN_END = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”‘’（）]$")
-_HAN_START = re.compile(r"^[\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”‘’（）]")
+# Full-width punctuation (、。，：；（）“”——……) never takes a space beside it; two
+# Chinese characters take none between them.
+_WIDE_PUNCT = re.compile(r"[\u3000-\u303f\uff00-\uffef“”‘’\u2014\u2026]")
+_HAN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_MARKUP_END = re.compile(r"(?:[*_]+|\]\([^()\s]*(?:\s+\"[^\"]*\")?\))$")  # emphasis, a link
+_MARKUP_START = re.compile(r"^(?:[*_]+|\[)")
+
+
+def _visible_end(line: str) -> str:
+    """The last character a reader sees of a line: emphasis marks and link targets aside."""
+    text = line.rstrip()
+    while (found := _MARKUP_END.search(text)) and found.start() > 0:
+        text = text[: found.start()]
+    return text[-1:]
+
+
+def _visible_start(line: str) -> str:
+    text = line.lstrip()
+    while (found := _MARKUP_START.match(text)) and found.end() < len(text):
+        text = text[found.end() :]
+    return text[:1]
+
+
+def _stray_space(end: str, start: str) -> bool:
+    """A line break between these two characters shows as a space where Chinese has none:
+    between two Chinese characters, or beside full-width punctuation (a digit, a Latin
+    letter, code or a link next to "，" "）" "——")."""
+    if not end or not start:
+        return False
+    if _WIDE_PUNCT.match(end) or _WIDE_PUNCT.match(start):
+        return True
+    return bool(_HAN_CHAR.match(end) and _HAN_CHAR.match(start))
 
 
 def _broken_lines(text: str) -> list[int]:
-    """Lines (1-based) whose paragraph goes on in the next line with a break between two
-    Chinese characters: a browser shows that break as a space in the middle of Chinese."""
+    """Lines (1-based) whose paragraph goes on in the next line with a break a browser shows
+    as a stray space: between two Chinese characters, or beside full-width punctuation
+    (``_stray_space``), seen through emphasis marks and links (``*是填充*``, ``[下一章](…)``)."""
     body = front_matter(text)[1]
     offset = text[: len(text) - len(body)].count("\n")
     prose = dict(split(body)[1])
@@ -318,22 +349,22 @@ def _broken_lines(text: str) -> list[int]:
         indent = len(line) - len(line.lstrip())
         if len(following) - len(following.lstrip()) != indent and not _BLOCK_START.match(line):
             continue
-        if _HAN_END.search(line.rstrip()) and _HAN_START.match(following.lstrip()):
+        if _stray_space(_visible_end(line), _visible_start(following)):
             found.append(number + offset)
     return found
 
 
 def style_problems(text: str) -> list[str]:
     """Spacing and punctuation between Chinese and Latin text (autocorrect's rules), and
-    no line break between two Chinese characters inside a paragraph."""
+    no line break inside a paragraph that shows as a stray space (``_broken_lines``)."""
     problems = [
         f"line {number}: {line.strip()[:70]!r} -> {fixed.strip()[:70]!r}"
         for number, line, fixed in _formatted_lines(text)
         if fixed != line
     ]
     problems += [
-        f"line {n}: a paragraph breaks between two Chinese characters (join the lines: "
-        "a browser shows the break as a space)"
+        f"line {n}: a paragraph breaks beside Chinese text or full-width punctuation (join "
+        "the lines: a browser shows the break as a space)"
         for n in _broken_lines(text)
     ]
     return problems
