@@ -142,9 +142,12 @@ class PositionTagger(nn.Module):
             ``"rope"`` (queries and keys rotated), ``"none"``, or
             ``"alibi"`` (the windows chapter's).
         max_len: the table's length; only for the two table schemes.
-        num_kv_heads, causal, window: for the experiments of the grouped-query
-            and windows chapters; left at ``None``, ``False``, ``None``, every
-            head has its own keys and every token sees every other.
+        num_kv_heads: G, key/value heads (``None``: G = H); for the
+            grouped-query chapter's experiment.
+        causal: whether each position sees only itself and earlier ones;
+            ``False``: every token sees every other.
+        window: with ``causal``, the last ``window`` positions only; for the
+            windows chapter's experiment (``None``: no window).
         num_outputs: R, the number of predictions per position.
         rope_base: the RoPE base.
     """
