@@ -129,7 +129,7 @@ class AdditiveAttention(nn.Module):
     Args:
         d_query: Dq, the width of a query.
         d_key: Dk, the width of a key (may differ from ``d_query``).
-        d_hidden: the width of the hidden layer inside the score.
+        d_hidden: Da, the width of the hidden layer inside the score.
 
     ``forward(query, key, value, mask=None)`` takes ``query (..., L, Dq)``,
     ``key (..., S, Dk)``, ``value (..., S, Dv)`` and a bool mask broadcastable
@@ -144,15 +144,15 @@ class AdditiveAttention(nn.Module):
         check_positive_int("d_key", d_key)
         check_positive_int("d_hidden", d_hidden)
         self.d_query, self.d_key, self.d_hidden = d_query, d_key, d_hidden
-        self.w_q = nn.Linear(d_query, d_hidden, bias=False)  # W_q: Dq -> Dh
-        self.w_k = nn.Linear(d_key, d_hidden, bias=False)  # W_k: Dk -> Dh
-        self.v = nn.Linear(d_hidden, 1, bias=False)  # vᵀ: Dh -> 1
+        self.w_q = nn.Linear(d_query, d_hidden, bias=False)  # W_q: Dq -> Da
+        self.w_k = nn.Linear(d_key, d_hidden, bias=False)  # W_k: Dk -> Da
+        self.v = nn.Linear(d_hidden, 1, bias=False)  # vᵀ: Da -> 1
 
     def score(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         """The scores ``(..., L, S)`` of every query against every key."""
-        q = self.w_q(query).unsqueeze(-2)  # (..., L, 1, Dh)
-        k = self.w_k(key).unsqueeze(-3)  # (..., 1, S, Dh)
-        hidden = torch.tanh(q + k)  # (..., L, S, Dh): one small layer per pair
+        q = self.w_q(query).unsqueeze(-2)  # (..., L, 1, Da)
+        k = self.w_k(key).unsqueeze(-3)  # (..., 1, S, Da)
+        hidden = torch.tanh(q + k)  # (..., L, S, Da): one small layer per pair
         return self.v(hidden).squeeze(-1)  # (..., L, S)
 
     def forward(

@@ -139,13 +139,15 @@ class PositionTagger(nn.Module):
         num_heads: H, query heads.
         positions: one of ``POSITION_SCHEMES``: ``"sinusoidal"`` or
             ``"learned"`` (a table added to the tokens, up to ``max_len``),
-            ``"rope"`` (queries and keys rotated), ``"alibi"`` (distance
-            biases on the scores) or ``"none"``.
+            ``"rope"`` (queries and keys rotated), ``"none"``, or
+            ``"alibi"`` (the windows chapter's).
         max_len: the table's length; only for the two table schemes.
-        num_kv_heads: G, key/value heads (``None``: G = H).
-        causal: whether each position sees only itself and earlier ones.
-        window: with ``causal``, see only the last ``window`` positions
-            (``sliding_window_mask``); ``None`` for no window.
+        num_kv_heads: G, key/value heads (``None``: G = H); for the
+            grouped-query chapter's experiment.
+        causal: whether each position sees only itself and earlier ones;
+            ``False``: every token sees every other.
+        window: with ``causal``, the last ``window`` positions only; for the
+            windows chapter's experiment (``None``: no window).
         num_outputs: R, the number of predictions per position.
         rope_base: the RoPE base.
     """
