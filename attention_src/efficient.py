@@ -29,10 +29,10 @@ __all__ = ["tiled_attention", "FastMultiHeadAttention"]
 def _check_no_grad(**tensors: torch.Tensor) -> None:
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors.values()):
         raise ValueError(
-            "tiled_attention computes the forward pass only (it overwrites its "
-            "tiles in place, which autograd cannot follow): call it under "
-            "torch.no_grad(), or use F.scaled_dot_product_attention when you "
-            "need gradients"
+            "tiled_attention computes the forward pass only: it writes each tile "
+            "with out= and in place, which autograd does not support (torch "
+            "would stop inside the loop); call it under torch.no_grad(), or use "
+            "F.scaled_dot_product_attention when you need gradients"
         )
 
 

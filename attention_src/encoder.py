@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_positive_int, check_token_ids
+from .checks import check_positive_int, check_token_ids, shape_str
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
 from .positional import PositionalEncoding
@@ -45,7 +45,7 @@ class EncoderLayer(nn.Module):
         bias: bool = True,
     ):
         super().__init__()
-        self.norm_first = norm_first
+        self.d_model, self.norm_first = d_model, norm_first
         self.self_attn = MultiHeadAttention(
             d_model, num_heads, dropout=dropout, bias=bias
         )
@@ -58,6 +58,7 @@ class EncoderLayer(nn.Module):
         self.dropout2 = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        self._check_mask_argument(mask)
         if self.norm_first:
             attn, weights = self.self_attn(self.norm1(x), mask=mask)
             x = x + self.dropout1(attn)
@@ -69,6 +70,22 @@ class EncoderLayer(nn.Module):
         return x, weights
 
     # --8<-- [end:encoder_layer]
+
+    def _check_mask_argument(self, mask) -> None:
+        """A sequence passed where the mask goes: say what this layer takes."""
+        if (
+            isinstance(mask, torch.Tensor)
+            and mask.is_floating_point()
+            and mask.dim() == 3
+            and mask.size(-1) == self.d_model
+        ):
+            raise TypeError(
+                "the second argument of EncoderLayer.forward is the mask, got a "
+                f"float tensor of shape {shape_str(mask.shape)}, which looks like "
+                "a sequence (B, S, D); an encoder layer attends within x only "
+                "(self-attention) and takes no second sequence: call "
+                "layer(x) or layer(x, mask)"
+            )
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderLayer:

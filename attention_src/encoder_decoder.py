@@ -153,8 +153,9 @@ class DecoderLayer(nn.Module):
 
 # --8<-- [start:encoder_decoder]
 class EncoderDecoder(nn.Module):
-    """Source ids ``(B, S)`` and decoder input ids ``(B, L)`` ->
-    ``(logits (B, L, V), [cross weights (B, H, L, S) per decoder layer])``.
+    """Source ids ``(B, S)`` and decoder input ids ``(B, L)`` in; logits
+    ``(B, L, V)`` and one map of cross weights ``(B, H, L, S)`` per decoder
+    layer out.
 
     The encoder is the encoder chapter's ``Encoder``. The decoder embeds its
     input (scaled by sqrt(D)) and adds sinusoidal positions, runs
@@ -165,10 +166,10 @@ class EncoderDecoder(nn.Module):
     cross-attention.
 
     ``share_embeddings=True`` gives source and target one embedding table
-    (they share a vocabulary here); ``False``, one each. The tables are drawn
-    with standard deviation ``1 / sqrt(D)``, so that after the scaling by
-    ``sqrt(D)`` they do not drown the positions (as the encoder chapter's
-    classifier does).
+    (they share a vocabulary here); ``False``, one each. Like the encoder
+    chapter's classifier, the tables are drawn with standard deviation
+    ``1 / sqrt(D)``, so that after the scaling by ``sqrt(D)`` they do not
+    drown the positions.
     """
 
     def __init__(
@@ -229,12 +230,14 @@ class EncoderDecoder(nn.Module):
 
     @torch.no_grad()
     def generate(self, source, length=None, source_mask=None):
-        """Greedy decoding from ``BOS``: ``(tokens (B, length), [cross weights
-        (B, H, length, S) per layer])``; ``length`` defaults to ``S``.
+        """Greedy decoding from ``BOS``; returns the tokens ``(B, length)``
+        and one map of cross weights ``(B, H, length, S)`` per layer.
+        ``length`` defaults to ``S``.
 
         The source is encoded once; each step runs the decoder on everything
-        written so far and appends its most likely next token. Row ``t`` of the
-        weights is what step ``t`` attended to.
+        written so far (no cache: the whole prefix, and the memory's keys and
+        values projected again) and appends its most likely next token. Row
+        ``t`` of the weights is what step ``t`` attended to.
         """
         length = source.size(-1) if length is None else length
         check_positive_int("length", length)

@@ -206,8 +206,16 @@ def test_bad_block_sizes(randn, kwargs, error, pattern):
 def test_requires_grad_is_refused(randn):
     q = randn(1, 4, 8, requires_grad=True)
     k, v = randn(1, 4, 8), randn(1, 4, 8)
-    with pytest.raises(ValueError, match=r"forward pass only.*torch\.no_grad\(\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"forward pass only: it writes each tile with out= and in place, which "
+        r"autograd does not support \(torch would stop inside the loop\); call it under "
+        r"torch\.no_grad\(\)",
+    ):
         tiled_attention(q, k, v)
+    # what the guard stands in for: torch's own refusal, from inside step 1
+    with pytest.raises(RuntimeError, match=r"out=\.\.\. arguments don't support automatic"):
+        torch.bmm(q, k.transpose(1, 2), out=torch.empty(1, 4, 4, device=q.device))
     with torch.no_grad():
         out = tiled_attention(q, k, v)
     torch.testing.assert_close(out, _sdpa(q.detach(), k, v, False))

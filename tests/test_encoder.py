@@ -189,6 +189,23 @@ def test_layer_bad_num_heads():
         EncoderLayer(10, 4, 16)
 
 
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_layer_given_a_sequence_for_its_mask_says_it_takes_none(randn, norm_first):
+    layer = EncoderLayer(8, 2, 16, norm_first=norm_first)
+    x, other = randn(2, 5, 8), randn(2, 7, 8)
+    with pytest.raises(
+        TypeError,
+        match=r"the second argument of EncoderLayer\.forward is the mask, got a float "
+        r"tensor of shape \(2, 7, 8\), which looks like a sequence \(B, S, D\); an "
+        r"encoder layer attends within x only \(self-attention\) and takes no second "
+        r"sequence: call layer\(x\) or layer\(x, mask\)$",
+    ) as error:
+        layer(x, other)
+    assert "context" not in str(error.value)  # advises nothing the layer lacks
+    mask = padding_mask(torch.tensor([5, 3], device=x.device))  # a real mask passes
+    assert layer(x, mask)[0].shape == (2, 5, 8)
+
+
 def test_layer_bad_activation():
     with pytest.raises(
         ValueError, match=r"activation must be one of \['gelu', 'relu'\], got 'swish'"
