@@ -38,24 +38,7 @@ from site_tools import i18n
 # Chinese pages whose code comments are translated on other branches (issue-34a, issue-34b,
 # issue-33): the lead empties this set once those are merged.
 PENDING_PAGES = {
-    "index.md",
     "chapters/check-your-attention.md",
-    "chapters/efficient-attention.md",
-    "chapters/encoder-decoder.md",
-    "chapters/feed-forward-and-layernorm.md",
-    "chapters/flex-attention.md",
-    "chapters/fused-attention.md",
-    "chapters/grouped-query-attention.md",
-    "chapters/latent-attention.md",
-    "chapters/queries-keys-values.md",
-    "chapters/real-decoder.md",
-    "chapters/rotary-positions.md",
-    "chapters/scaled-dot-product-attention.md",
-    "chapters/soft-lookup.md",
-    "chapters/training-a-stack.md",
-    "chapters/where-next.md",
-    "chapters/why-attention.md",
-    "chapters/windows-and-biases.md",
 }
 
 CODE_BOX_COLUMNS = 84  # the width of a code box on the page (docs/contributing.md)
