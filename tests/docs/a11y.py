@@ -69,6 +69,20 @@ _RUN_JS = """async (tags) => {
 }"""
 
 
+_SETTLED_JS = """async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  await frame();
+  const end = Date.now() + 3000;
+  const busy = (a) => a.playState === 'running' && a.effect
+    && a.effect.getComputedTiming().iterations !== Infinity;
+  while (Date.now() < end && document.getAnimations().some(busy)) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await frame();
+  await frame();
+}"""
+
+
 def run_axe(page, tags: Iterable[str] = WCAG_TAGS) -> list[dict]:
     """axe-core's violations on ``page`` (a Playwright page, loaded and settled).
 
@@ -94,15 +108,25 @@ def set_variant(page, scheme: str, width: int) -> None:
     page.emulate_media(color_scheme=scheme)
     page.set_viewport_size({"width": width, "height": HEIGHT})
     want = "slate" if scheme == "dark" else "default"
-    # Material's palette follows the media query's change event (when the page has one).
+    # Material picks the palette by the media query when the page loads, not when the query
+    # changes later: choose it as the reader would, with the palette's own radio input.
+    page.evaluate(
+        """(want) => {
+          const input = document.querySelector(
+            `input[name="__palette"][data-md-color-scheme="${want}"]`);
+          if (input && !input.checked) input.click();
+        }""",
+        want,
+    )
     page.wait_for_function(
         """(want) => !document.body.hasAttribute('data-md-color-scheme')
              || document.body.getAttribute('data-md-color-scheme') === want""",
         arg=want,
         timeout=5000,
     )
-    # two frames, so that the new layout and colours are painted before axe reads them
-    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    # the transitions the change started (Material fades its drawer and colours) have
+    # ended, and two frames are painted, before axe reads the colours
+    page.evaluate(_SETTLED_JS)
 
 
 def audit_variants(
@@ -224,9 +248,11 @@ def _sample(pages: list[str], n: int | None) -> list[str]:
     return [pages[int(i * step)] for i in range(n)]
 
 
-def audit_site(site: Path, *, pages: int | None, schemes, widths, weigh: bool = True) -> dict:
+def audit_site(
+    site: Path, *, pages: int | None, schemes, widths, weigh: bool = True, only: str | None = None
+) -> dict:
     """Audit (a sample of) the pages of ``site``: violations per page and variant, weights."""
-    rels = _sample(site_pages(site), pages)
+    rels = _sample([r for r in site_pages(site) if only is None or only in "/" + r], pages)
     violations: dict[str, dict[tuple[str, int], list[dict]]] = {}
     weights: dict[str, int] = {}
     with serve(site) as url, chromium() as browser:
@@ -257,8 +283,9 @@ def audit_site(site: Path, *, pages: int | None, schemes, widths, weigh: bool = 
     return {"violations": violations, "weights": weights}
 
 
-def report(result: dict) -> str:
-    """The audit as text: per rule the failing elements and pages, then the weights."""
+def report(result: dict, details: bool = False) -> str:
+    """The audit as text: per rule the failing elements and pages, then the weights;
+    with ``details``, every failing element of every page and variant."""
     nodes: dict[str, int] = defaultdict(int)
     pages: dict[str, set[str]] = defaultdict(set)
     variants: dict[str, set[str]] = defaultdict(set)
@@ -281,6 +308,13 @@ def report(result: dict) -> str:
             f"  {rule} ({impact[rule]}): {nodes[rule]} elements on {len(pages[rule])} pages "
             f"[{', '.join(sorted(variants[rule]))}]\n      e.g. {example[rule][:300]}"
         )
+    if details:
+        for rel, by_variant in result["violations"].items():
+            for (scheme, width), found in by_variant.items():
+                for v in found:
+                    for target in v["targets"]:
+                        lines.append(f"    /{rel} {scheme}/{width} {v['id']}: {target}")
+                    lines.append(f"      {v['message'][:400]}")
     weights = result["weights"]
     if weights:
         kb = sorted(w / 1024 for w in weights.values())
@@ -300,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schemes", default="light,dark")
     parser.add_argument("--widths", default="1280,390")
     parser.add_argument("--no-weight", action="store_true", help="skip the first-visit weights")
+    parser.add_argument("--details", action="store_true", help="list every failing element")
+    parser.add_argument("--only", default=None, help="audit only pages whose URL contains this")
     args = parser.parse_args(argv)
     if not (args.site / "index.html").is_file():
         parser.error(f"{args.site} holds no index.html: build the site first")
@@ -312,9 +348,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         parser.error(f"--widths takes comma-separated integers, got {args.widths!r}")
     result = audit_site(
-        args.site, pages=args.pages, schemes=schemes, widths=widths, weigh=not args.no_weight
+        args.site,
+        pages=args.pages,
+        schemes=schemes,
+        widths=widths,
+        weigh=not args.no_weight,
+        only=args.only,
     )
-    print(report(result))
+    print(report(result, details=args.details))
     return 1 if any(v for vs in result["violations"].values() for v in vs.values()) else 0
 
 
