@@ -28,7 +28,8 @@
     help: "将鼠标移到某个词元上、点按或用键盘聚焦它，即可看到它关注哪里；← → 在词元间移动。",
     tokens: "词元：选择查询",
     grid: "每个头：查询关注哪里",
-    weight: (t, w, q) => t + "：权重 " + w + (q ? "（查询）" : ""),
+    // a chip's name starts with what it shows (the token, its weight), then says what it is
+    weight: (t, w, q) => t + " " + w + "（权重" + (q ? "；这是查询" : "") + "）",
     summary: (l, h, t, b, w) => "第 " + l + " 层第 " + h + " 头：" + t + " 最关注 " + b + "（" + w + "）。",
     gridTitle: (n, t) => "查询 " + t + " 在全部 " + n + " 个头上的注意力（行：层，列：头；"
       + "每条：它在每个词元上的权重，从左到右）。点击某一条即可选中它。",
@@ -38,7 +39,7 @@
     help: "Hover, tap or focus a token to see where it attends; ← → move between tokens.",
     tokens: "tokens: choose the query",
     grid: "every head: where the query attends",
-    weight: (t, w, q) => t + ": weight " + w + (q ? " (query)" : ""),
+    weight: (t, w, q) => t + " " + w + " (weight" + (q ? "; the query" : "") + ")",
     summary: (l, h, t, b, w) => "Layer " + l + ", head " + h + ": " + t + " attends most to "
       + b + " (" + w + ").",
     gridTitle: (n, t) => "All " + n + " heads for the query " + t + " (rows: layers, columns: "
@@ -80,6 +81,7 @@
     const chips = data.tokens.map((t, i) => {
       const chip = el("button", { type: "button", class: "ae-token", "data-i": i });
       chip.append(el("span", { class: "ae-text" }, t));
+      chip.append(" ");  // the words a screen reader and axe read: "token weight"
       chip.append(el("span", { class: "ae-weight" }, ""));
       row.append(chip);
       return chip;

@@ -74,9 +74,12 @@
 // and says what it is. Checked again when the window's width changes.
 (function () {
   var NAME = { en: "Scrollable", zh: "可横向滚动" };
+  // tables, display formulas, and a notebook's code and output (mkdocs-jupyter)
+  var SCROLLERS = ".md-typeset__scrollwrap, .katex-display, .jupyter-wrapper .highlight-ipynb,"
+    + " .jupyter-wrapper .jp-OutputArea-output, .jupyter-wrapper .jp-OutputArea-output pre";
   function mark() {
     var lang = (document.documentElement.lang || "en").slice(0, 2);
-    document.querySelectorAll(".md-typeset__scrollwrap, .katex-display").forEach(function (box) {
+    document.querySelectorAll(SCROLLERS).forEach(function (box) {
       var wide = box.scrollWidth > box.clientWidth + 1;
       if (wide && !box.hasAttribute("tabindex")) {
         box.setAttribute("tabindex", "0");
