@@ -21,6 +21,32 @@
     return w.toFixed(3);
   }
 
+  // The explorer's words in the page's language (<html lang>): English or Chinese.
+  const ZH = (document.documentElement.lang || "").slice(0, 2) === "zh";
+  const T = ZH ? {
+    layer: "层", head: "头",
+    help: "将鼠标移到某个词元上、点按或用键盘聚焦它，即可看到它关注哪里；← → 在词元间移动。",
+    tokens: "词元：选择查询",
+    grid: "每个头：查询关注哪里",
+    // a chip's name starts with what it shows (the token, its weight), then says what it is
+    weight: (t, w, q) => t + " " + w + "（权重" + (q ? "；这是查询" : "") + "）",
+    summary: (l, h, t, b, w) => "第 " + l + " 层第 " + h + " 头：" + t + " 最关注 " + b + "（" + w + "）。",
+    gridTitle: (n, t) => "查询 " + t + " 在全部 " + n + " 个头上的注意力（行：层，列：头；"
+      + "每条：它在每个词元上的权重，从左到右）。点击某一条即可选中它。",
+    thumb: (l, h, t, w) => "第 " + l + " 层第 " + h + " 头：权重最大的是 " + t + "（" + w + "）",
+  } : {
+    layer: "layer", head: "head",
+    help: "Hover, tap or focus a token to see where it attends; ← → move between tokens.",
+    tokens: "tokens: choose the query",
+    grid: "every head: where the query attends",
+    weight: (t, w, q) => t + " " + w + " (weight" + (q ? "; the query" : "") + ")",
+    summary: (l, h, t, b, w) => "Layer " + l + ", head " + h + ": " + t + " attends most to "
+      + b + " (" + w + ").",
+    gridTitle: (n, t) => "All " + n + " heads for the query " + t + " (rows: layers, columns: "
+      + "heads; each strip: its weight on every token, left to right). Click one to select it.",
+    thumb: (l, h, t, w) => "layer " + l + " head " + h + ": most weight on " + t + " (" + w + ")",
+  };
+
   function build(figure, index) {
     const script = figure.querySelector("script.ae-data");
     if (!script || figure.dataset.aeReady) return;
@@ -36,7 +62,7 @@
     // --- the selectors
     const controls = el("div", { class: "ae-controls" });
     function selector(name, count, value) {
-      const label = el("label", { class: "ae-select", for: uid + name }, name + " ");
+      const label = el("label", { class: "ae-select", for: uid + name }, T[name] + " ");
       const select = el("select", { id: uid + name, "data-ae": name });
       for (let k = 0; k < count; k++) select.append(el("option", { value: k }, String(k)));
       select.value = String(value);
@@ -50,13 +76,12 @@
     root.append(controls);
 
     // --- the tokens
-    const help = el("p", { class: "ae-help" },
-      "Hover, tap or focus a token to see where it attends; ← → move between tokens.");
-    const row = el("div", { class: "ae-tokens", role: "group",
-      "aria-label": "tokens: choose the query" });
+    const help = el("p", { class: "ae-help" }, T.help);
+    const row = el("div", { class: "ae-tokens", role: "group", "aria-label": T.tokens });
     const chips = data.tokens.map((t, i) => {
       const chip = el("button", { type: "button", class: "ae-token", "data-i": i });
       chip.append(el("span", { class: "ae-text" }, t));
+      chip.append(" ");  // the words a screen reader and axe read: "token weight"
       chip.append(el("span", { class: "ae-weight" }, ""));
       row.append(chip);
       return chip;
@@ -65,8 +90,7 @@
 
     // --- the grid of every head's thumbnail for the selected token
     const gridTitle = el("p", { class: "ae-grid-title" });
-    const grid = el("div", { class: "ae-grid", role: "group",
-      "aria-label": "every head: where the query attends" });
+    const grid = el("div", { class: "ae-grid", role: "group", "aria-label": T.grid });
     grid.style.setProperty("--ae-heads", data.heads);
     grid.append(el("span", { class: "ae-corner" }, ""));
     for (let h = 0; h < data.heads; h++) grid.append(el("span", { class: "ae-col" }, "h" + h));
@@ -99,14 +123,11 @@
         chip.querySelector(".ae-weight").textContent = fmt(w);
         chip.classList.toggle("ae-query", j === i);
         chip.setAttribute("aria-pressed", j === i ? "true" : "false");
-        chip.setAttribute("aria-label",
-          data.tokens[j] + ": weight " + fmt(w) + (j === i ? " (query)" : ""));
+        chip.setAttribute("aria-label", T.weight(data.tokens[j], fmt(w), j === i));
       });
-      summary.textContent = "Layer " + l + ", head " + h + ": " + data.tokens[i]
-        + " attends most to " + data.tokens[best] + " (" + fmt(weight(l, h, i, best)) + ").";
-      gridTitle.textContent = "All " + data.layers * data.heads + " heads for the query "
-        + data.tokens[i] + " (rows: layers, columns: heads; each strip: its weight on every "
-        + "token, left to right). Click one to select it.";
+      summary.textContent = T.summary(l, h, data.tokens[i], data.tokens[best],
+        fmt(weight(l, h, i, best)));
+      gridTitle.textContent = T.gridTitle(data.layers * data.heads, data.tokens[i]);
       for (let ll = 0; ll < data.layers; ll++) {
         for (let hh = 0; hh < data.heads; hh++) {
           const thumb = thumbs[ll][hh];
@@ -119,8 +140,8 @@
           const on = ll === l && hh === h;
           thumb.classList.toggle("ae-selected", on);
           thumb.setAttribute("aria-pressed", on ? "true" : "false");
-          thumb.setAttribute("aria-label", "layer " + ll + " head " + hh + ": most weight on "
-            + data.tokens[top] + " (" + fmt(weight(ll, hh, i, top)) + ")");
+          thumb.setAttribute("aria-label", T.thumb(ll, hh, data.tokens[top],
+            fmt(weight(ll, hh, i, top))));
         }
       }
     }

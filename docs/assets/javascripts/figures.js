@@ -1,8 +1,18 @@
-// A diagram (an inline SVG in <figure class="diagram">) opens full-size on tap,
-// in the same lightbox as the built figures (GLightbox, from mkdocs-glightbox).
-// Inline, not an <img>, so that it keeps following the light/dark toggle.
+// A figure opens full-size from an "Open full-size" button under it, in GLightbox
+// (its script and stylesheet come with mkdocs-glightbox, whose own wrapping of
+// images is off: `manual: true` in mkdocs.yml, since its link would repeat each
+// figure's data URI and double the page's weight).
+// - a diagram (an inline SVG in <figure class="diagram">) opens as a copy of its SVG,
+//   so that it keeps following the light/dark toggle;
+// - a built figure (<figure class="built-figure">, an <img>) opens as that image.
+// The figure stays an image: the SVG keeps role="img", its title and description,
+// the <img> its alt text; the button is a control of its own, named by its words.
 (function () {
-  function open(figure) {
+  function caption(figure) {
+    var text = figure.querySelector("figcaption");
+    return text ? text.innerHTML : "";
+  }
+  function openDiagram(figure) {
     var svg = figure.querySelector("svg");
     if (!svg || typeof GLightbox === "undefined") return;
     var width = svg.viewBox && svg.viewBox.baseVal ? svg.viewBox.baseVal.width : 0;
@@ -12,34 +22,86 @@
     var box = document.createElement("div");
     box.className = "diagram diagram-zoom";
     box.appendChild(copy);
-    var caption = figure.querySelector("figcaption");
     GLightbox({
-      elements: [{
-        content: box,
-        width: "100vw",
-        height: "auto",
-        description: caption ? caption.innerHTML : "",
-      }],
+      elements: [{ content: box, width: "100vw", height: "auto", description: caption(figure) }],
       touchNavigation: true,
       loop: false,
     }).open();
   }
+  function openImage(figure) {
+    var img = figure.querySelector("img");
+    if (!img || typeof GLightbox === "undefined") return;
+    GLightbox({
+      elements: [{ href: img.currentSrc || img.src, type: "image", alt: img.alt,
+                   description: caption(figure) }],
+      touchNavigation: true,
+      loop: false,
+      zoomable: true,
+      draggable: true,
+    }).open();
+  }
+  var LABEL = { en: "Open full-size", zh: "查看大图" };
+  function addButton(figure, picture, open) {
+    if (figure.dataset.zoom || !picture) return;
+    figure.dataset.zoom = "1";
+    var lang = (document.documentElement.lang || "en").slice(0, 2);
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "figure-open";
+    button.textContent = LABEL[lang] || LABEL.en;
+    button.addEventListener("click", function () { open(figure); });
+    var bar = document.createElement("div");
+    bar.className = "figure-actions";
+    bar.appendChild(button);
+    picture.insertAdjacentElement("afterend", bar);
+    // a pointer can still tap the picture itself; the keyboard has the button
+    picture.addEventListener("click", function () { open(figure); });
+  }
   function setUp() {
     document.querySelectorAll("figure.diagram").forEach(function (figure) {
-      if (figure.dataset.zoom) return;
-      figure.dataset.zoom = "1";
-      figure.setAttribute("tabindex", "0");
-      figure.setAttribute("role", "button");
-      figure.setAttribute("aria-label", "Open the diagram full-size");
-      figure.addEventListener("click", function () { open(figure); });
-      figure.addEventListener("keydown", function (event) {
-        if (event.key === "Enter" || event.key === " ") {
-          event.preventDefault();
-          open(figure);
-        }
-      });
+      addButton(figure, figure.querySelector("svg"), openDiagram);
+    });
+    document.querySelectorAll("figure.built-figure").forEach(function (figure) {
+      addButton(figure, figure.querySelector(":scope > img"), openImage);
     });
   }
   if (typeof document$ !== "undefined") document$.subscribe(setUp);
   else document.addEventListener("DOMContentLoaded", setUp);
 })();
+
+// A box that scrolls sideways (a wide table, a wide formula) can be reached and
+// scrolled with the keyboard: it takes the focus while its content overflows it,
+// and says what it is. Checked again when the window's width changes.
+(function () {
+  var NAME = { en: "Scrollable", zh: "可横向滚动" };
+  // tables, display formulas, and a notebook's code and output (mkdocs-jupyter)
+  var SCROLLERS = ".md-typeset__scrollwrap, .katex-display, .jupyter-wrapper .highlight-ipynb,"
+    + " .jupyter-wrapper .jp-OutputArea-output, .jupyter-wrapper .jp-OutputArea-output pre";
+  function mark() {
+    var lang = (document.documentElement.lang || "en").slice(0, 2);
+    document.querySelectorAll(SCROLLERS).forEach(function (box) {
+      var wide = box.scrollWidth > box.clientWidth + 1;
+      if (wide && !box.hasAttribute("tabindex")) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", NAME[lang] || NAME.en);
+        box.dataset.scrollFocus = "1";
+      } else if (!wide && box.dataset.scrollFocus) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("role");
+        box.removeAttribute("aria-label");
+        delete box.dataset.scrollFocus;
+      }
+    });
+  }
+  var pending = 0;
+  function later() {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(mark);
+  }
+  window.addEventListener("resize", later);
+  window.addEventListener("load", later);
+  if (typeof document$ !== "undefined") document$.subscribe(later);
+  else document.addEventListener("DOMContentLoaded", later);
+})();
+

@@ -1,0 +1,96 @@
+"""The audit helpers of tests/docs/a11y.py, on tiny pages: they find what they must find."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+
+import pytest
+
+from tests.docs import a11y
+
+PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title>
+<style>{css}</style></head><body><main><h1>A page</h1>
+<p class="note">Some words in grey.</p>
+<p>Text with <a href="#x">a link</a> inside it.</p></main></body></html>"""
+LOW = "body{{color:#212121}} .note{{color:{grey};background:#f5f5f5}} a{{color:#3f51b5;{deco}}}"
+
+
+def test_axe_is_the_pinned_release():
+    head = a11y.AXE_JS.read_text(encoding="utf-8")[:40]
+    assert head.startswith("/*! axe v4.14.1"), head
+
+
+def test_run_axe_finds_low_contrast_and_bare_links(browser):
+    page = browser.new_page()
+    try:
+        # #717171 on #f5f5f5 is 4.47:1 (AA needs 4.5:1); the link is told apart by colour alone
+        page.set_content(PAGE.format(css=LOW.format(grey="#717171", deco="text-decoration:none")))
+        found = {v["id"]: v for v in a11y.run_axe(page)}
+        assert set(found) == {"color-contrast", "link-in-text-block"}, found
+        assert found["color-contrast"]["targets"] == [".note"]
+        assert "4.47" in found["color-contrast"]["message"]
+        assert found["color-contrast"]["impact"] == "serious"
+        # the same page with a darker grey and an underlined link passes
+        page.set_content(PAGE.format(css=LOW.format(grey="#5d5d5d", deco="")))
+        assert a11y.run_axe(page) == []
+    finally:
+        page.close()
+
+
+def test_audit_variants_sees_the_dark_scheme(browser):
+    """A colour that passes in light and fails in dark is found in dark only."""
+    css = (
+        ".note{color:#595959;background:#fff}"
+        "@media (prefers-color-scheme: dark){.note{background:#333}}"
+        "a{color:#1a237e}"
+    )
+    page = browser.new_page()
+    try:
+        page.set_content(PAGE.format(css=css))
+        results = a11y.audit_variants(page, schemes=("light", "dark"), widths=(1280,))
+        assert results[("light", 1280)] == []
+        assert [v["id"] for v in results[("dark", 1280)]] == ["color-contrast"]
+    finally:
+        page.close()
+
+
+def test_bad_arguments_are_named(browser):
+    page = browser.new_page()
+    try:
+        with pytest.raises(ValueError, match="scheme"):
+            a11y.set_variant(page, "sepia", 1280)
+        with pytest.raises(ValueError, match="width"):
+            a11y.set_variant(page, "light", 10)
+        with pytest.raises(ValueError, match="tags"):
+            a11y.run_axe(page, tags=[])
+    finally:
+        page.close()
+
+
+def test_first_visit_weight_sums_every_response(browser, tmp_path):
+    body = b"<!doctype html><html lang='en'><title>w</title><script src='big.js'></script></html>"
+    script = ("var x = " + repr([i * i for i in range(20000)]) + ";").encode()
+    (tmp_path / "index.html").write_bytes(body)
+    (tmp_path / "big.js").write_bytes(script)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        weight = a11y.first_visit_weight(browser, url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    by_name = {row["url"].rsplit("/", 1)[-1]: row for row in weight["responses"]}
+    assert by_name[""]["gzip"] == a11y.gzip_size(body)
+    assert by_name["big.js"]["bytes"] == len(script)
+    assert by_name["big.js"]["gzip"] == a11y.gzip_size(script) < len(script)
+    assert weight["total"] == sum(row["gzip"] for row in weight["responses"])
+    assert weight["total"] >= a11y.gzip_size(body) + a11y.gzip_size(script)
