@@ -9,7 +9,6 @@ import torch.nn.functional as F
 from torch import nn
 
 EXPECTED = {"decode-window"}
-KNOWN_WRONG = "a window one too short in two layers is called decode-rope-twice"
 OPTIONS = {"window": 4}
 WINDOW = 4
 

@@ -7,7 +7,6 @@ import torch.nn.functional as F
 from torch import nn
 
 EXPECTED = {"decode-window"}
-KNOWN_WRONG = "a window one too short is unexplained"
 OPTIONS = {"window": 4}
 WINDOW = 4
 

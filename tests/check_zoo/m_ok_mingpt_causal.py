@@ -16,7 +16,6 @@ import torch.nn as nn
 from torch.nn import functional as F
 
 EXPECTED: set[str] = set()
-KNOWN_WRONG = 'the checker passes a mask as layer_past, which is no mask, and calls it mask-ignored'
 TARGET = "build"
 
 
