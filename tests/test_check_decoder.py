@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 from pathlib import Path
@@ -51,7 +52,24 @@ def run_entry(path: Path, device):
     return check_decode(entry.decode, device="cpu", **options), entry  # CPU models
 
 
-@pytest.mark.parametrize("path", ENTRIES, ids=lambda p: p.stem)
+def _known_wrong(path: Path):
+    """``KNOWN_WRONG = "why"`` in a zoo file, read without importing it, or None."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == "KNOWN_WRONG" for t in targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+PARAMS = [  # a case the checker gets wrong today: a strict expected failure
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=_known_wrong(p)))
+    if _known_wrong(p)
+    else p
+    for p in ENTRIES
+]
+
+
+@pytest.mark.parametrize("path", PARAMS, ids=lambda p: p.stem)
 def test_zoo_entry_gets_exactly_its_findings(path, device):
     report, entry = run_entry(path, device)
     assert set(report.ids) == entry.EXPECTED, report.text()

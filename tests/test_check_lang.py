@@ -389,7 +389,24 @@ def check_in(path: Path, lang: str):
     return check_function(entry.attention, device="cpu", **options), entry
 
 
-@pytest.mark.parametrize("path", CHINESE_ZOO, ids=lambda p: p.stem)
+def _known_wrong(path: Path):
+    """``KNOWN_WRONG = "why"`` in a zoo file (a case the checker gets wrong today), or None."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == "KNOWN_WRONG" for t in targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+CHINESE_PARAMS = [  # a case the checker gets wrong today: a strict expected failure
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=_known_wrong(p)))
+    if _known_wrong(p)
+    else p
+    for p in CHINESE_ZOO
+]
+
+
+@pytest.mark.parametrize("path", CHINESE_PARAMS, ids=lambda p: p.stem)
 def test_zoo_entry_in_chinese(path):
     """The same findings as in English (the ids each entry declares), every text Chinese."""
     report, entry = check_in(path, "zh")

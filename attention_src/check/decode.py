@@ -34,13 +34,18 @@ A step that differs is named by when and how it first differs:
 - the new query does not depend on the cached tokens between the first and
   itself: ``decode-causal-top-left`` (a top-left triangle gives one new query
   the oldest key only);
-- right while the cache holds at most ``W`` tokens, wrong after:
-  ``decode-window``;
+- with ``--window W``, right until the new token should see ``W`` tokens
+  (step ``W - 1``: it sees fewer) or until it and the cache exceed ``W``
+  (step ``W`` on: it sees more): ``decode-window``, either side;
 - wrong at the first cached step, where one cached key (at position 0) is
   the same however often it is rotated: ``decode-position-offset``;
-- right at first, wrong later, and the output depends on how many steps the
-  keys spent in the cache (one step after a long prefill differs from the
-  same step reached one token at a time): ``decode-rope-twice``.
+- wrong from step 2, the first whose cache holds a key at a position other
+  than 0 (a key at 0 is the same however often it is rotated), and the
+  output depends on how many steps the keys spent in the cache (one step
+  after a long prefill differs from the same step reached one token at a
+  time): ``decode-rope-twice``. A wrong window in two layers or more also
+  depends on the path (layer 2's keys carry layer 1's error), but shows
+  first at step ``W - 1`` or ``W``, so it is never taken for a rotation.
 
 With ``--window W`` the tensors reachable from the cache are counted after
 each step; if they still grow after ``W`` tokens the finding is
@@ -259,16 +264,8 @@ def _diagnose(fn, tokens, window, report) -> list[Finding]:
             where=where,
         )
         return [Finding("decode-causal-top-left", message), *findings]
-    if window is not None and first >= window:
-        message = tr(
-            "steps 1 to {last} equal the full recompute, while at most "
-            "W = {window} tokens are cached; from the step where {n} tokens "
-            "exceed the window on, they do not: {where}",
-            last=first - 1,
-            window=window,
-            n=first + 1,
-            where=where,
-        )
+    if window is not None and first >= window - 1:
+        message = _window_message(first, window, where)
         return [Finding("decode-window", message), *findings]
     if first == 1:
         message = tr(
@@ -279,7 +276,11 @@ def _diagnose(fn, tokens, window, report) -> list[Finding]:
         return [Finding("decode-position-offset", message), *findings]
     last = total - 1  # its keys spent 1 .. last steps in the cache
     late, _ = _stepwise(fn, tokens, last, last + 1)
-    if not _close(late[last], outs[last]):
+    if first == 2 and not _close(late[last], outs[last]):
+        # A rotation applied again to the cached keys shows at the first step
+        # whose cache holds a key at a position other than 0 (a key at 0 is the
+        # same however often it is rotated); a wrong window in a model of two
+        # layers or more also depends on the path, but first shows later.
         message = tr(
             "{where}, and it depends on how many steps the cached keys "
             "spent in the cache (one step after a prefill of {last} "
@@ -290,6 +291,34 @@ def _diagnose(fn, tokens, window, report) -> list[Finding]:
         )
         return [Finding("decode-rope-twice", message), *findings]
     return [Finding("unexplained", where), *findings]
+
+
+def _window_message(first: int, window: int, where: str) -> str:
+    """decode-window's message: the first wrong step is where the new token
+    should see W tokens (step W - 1: too few seen) or more (step W on: the
+    cache and the new token exceed the window)."""
+    if first == window - 1:
+        return tr(
+            "steps 1 to {last} equal the full recompute; from step {first} on, "
+            "the first where the new token should see W = {window} tokens "
+            "(itself and the {before} before it), they do not (it sees fewer): "
+            "{where}",
+            last=first - 1,
+            first=first,
+            window=window,
+            before=window - 1,
+            where=where,
+        )
+    return tr(
+        "steps 1 to {last} equal the full recompute, while the new token and "
+        "the ones cached are at most W = {window}; from step {first} on, where "
+        "they are {n}, they do not (it sees more than W): {where}",
+        last=first - 1,
+        window=window,
+        first=first,
+        n=first + 1,
+        where=where,
+    )
 
 
 def _recompute(n: int) -> str:

@@ -229,8 +229,9 @@ KINDS = [
     ),
     Kind(
         "decode-window",
-        "cached decoding is right until the cache is longer than the window, "
-        "and wrong after",
+        "the sliding window is off by one in cached decoding: the new token "
+        "sees fewer than W tokens (the cache trimmed too short) or more (kept "
+        "too long)",
         "keep exactly the last W keys (the new one included) and mask the "
         "cached ones by their absolute positions",
         _PAGE,

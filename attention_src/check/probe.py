@@ -30,6 +30,10 @@ MASK_NAMES = (
     "padding_mask",
 )  # fmt: skip
 CONTEXT_NAMES = ("context", "memory", "encoder_out", "encoder_hidden_states")
+# a second positional argument by one of these names is a cache, never a mask
+CACHE_NAMES = (
+    "layer_past", "past", "past_key_value", "past_key_values", "cache", "kv_cache",
+)  # fmt: skip
 LAYOUTS = {
     "LS": "(L, S)",
     "B1LS": "(B, 1, L, S)",
@@ -111,7 +115,7 @@ def _candidates(forward) -> list[_Call]:
                 calls.append(_Call(inputs, mask, required, context))
             continue
         slot = positional[inputs] if len(positional) > inputs else None
-        usable = slot is not None and slot.name not in CONTEXT_NAMES
+        usable = slot is not None and slot.name not in CONTEXT_NAMES + CACHE_NAMES
         usable = usable and not isinstance(slot.default, (bool, int, float))
         if usable and _binds(sig, *dummy, 0):
             required = slot.default is inspect.Parameter.empty

@@ -98,7 +98,9 @@ def _guarded(what: str, limit: float | None = None):
     """Run the reader's code: its prints go to ``_OUTPUT``, and past
     ``limit`` seconds (default ``CALL_LIMIT_S``) it is interrupted with
     ``_Timeout("WHAT did not return within N s")``. The limit needs the
-    main thread (a signal); elsewhere the call runs without one."""
+    main thread (a signal); elsewhere ``_call_quietly`` runs the reader's
+    call in a worker thread and stops waiting for it instead, and an import
+    or a constructor runs without a limit."""
     limit = CALL_LIMIT_S if limit is None else limit
     timed = limit > 0 and threading.current_thread() is threading.main_thread()
     message = tr(
@@ -159,8 +161,47 @@ def _call_quietly(
     with torch.random.fork_rng(devices=_devices()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.manual_seed(seed)
+        limit = CALL_LIMIT_S if limit is None else limit
+
+        def body():
+            with mode:  # a torch function mode is per thread: entered where fn runs
+                return fn(*args, **(kwargs or {}))
+
         try:
-            with _guarded(what, limit), mode:
-                return fn(*args, **(kwargs or {})), None
+            main = threading.current_thread() is threading.main_thread()
+            if limit > 0 and not main:
+                with _guarded(what, 0):  # quiet; the limit is the worker's join
+                    return _in_worker(body, what, limit), None
+            with _guarded(what, limit):
+                return body(), None
         except Exception as error:  # the reader's code may raise anything
             return None, _describe_error(error)
+
+
+def _in_worker(body, what: str, limit: float):
+    """``body()`` in a daemon thread, waited for ``limit`` seconds: outside the
+    main thread there is no SIGALRM, so a call that runs past the limit is
+    left running in its thread and ``_Timeout`` is raised here."""
+    box = {}
+
+    def target():
+        try:
+            box["out"] = body()
+        except BaseException as error:  # handed over to the caller's thread
+            box["error"] = error
+
+    worker = threading.Thread(target=target, name="attention-check", daemon=True)
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive():
+        raise _Timeout(
+            tr(
+                "{what} did not return within {limit:g} s "
+                "(the time limit per call)",
+                what=what,
+                limit=limit,
+            )
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["out"]

@@ -40,7 +40,7 @@ FINDINGS = {  # id: (meaning, fix)
     "decode-position-offset": ("用到缓存的一步给新词元的位置不对（位置从 0 重新开始，而不是接在缓存的词元之后）", "在位置 cache_length .. cache_length + L - 1 上旋转新词元"),
     "decode-rope-twice": ("缓存的键在后面的某一步又被旋转了一次：RoPE 作用在了整个缓存上，而不只是新的键", "新的键在进入缓存之前旋转一次；从缓存里取出的键不要再旋转"),
     "decode-causal-top-left": ("用到缓存的一步中，因果掩码按左上对齐：单个新查询只看到最老的那个缓存键", "改成右下对齐，即 causal_mask(L, S)；只有一个新查询时干脆不加掩码"),
-    "decode-window": ("缓存长度超过窗口之前，缓存解码都是对的，之后就错了", "只保留最后 W 个键（包括新的那个），并按绝对位置给缓存的键加掩码"),
+    "decode-window": ("滑动窗口在缓存解码中差了一个：新词元看到的比 W 个少（缓存剪得太短）或多（留得太长）", "只保留最后 W 个键（包括新的那个），并按绝对位置给缓存的键加掩码"),
     "decode-cache-unbounded": ("有滑动窗口时，缓存却一直增长：每层本该最多保存 W 个位置", "把比窗口更早的键和值从缓存中删掉"),
     "unexplained": ("输出不对，而且没有哪个已知错误能解释它", "在列出的形状上，把你的代码和 F.scaled_dot_product_attention 逐步对比"),
 }
@@ -398,8 +398,10 @@ MESSAGES = {  # English template: Chinese template
     "{n} of {total} cached steps differ; {where}": "{total} 个缓存步骤中有 {n} 个不同；{where}",
     "{where}; at step 2 the output does not change when token 1 changes: the new query sees only the oldest cached key":
         "{where}；在第 2 步，词元 1 变了输出却不变：新的查询只看到最老的那个缓存键",
-    "steps 1 to {last} equal the full recompute, while at most W = {window} tokens are cached; from the step where {n} tokens exceed the window on, they do not: {where}":
-        "缓存不超过 W = {window} 个词元时，第 1 到 {last} 步都等于完整重算；从 {n} 个词元超出窗口的那一步起就不相等了：{where}",
+    "steps 1 to {last} equal the full recompute; from step {first} on, the first where the new token should see W = {window} tokens (itself and the {before} before it), they do not (it sees fewer): {where}":
+        "第 1 到 {last} 步都等于完整重算；从第 {first} 步起就不相等了，这是新词元本该看到 W = {window} 个词元（它自己和前面 {before} 个）的第一步（它看到的更少）：{where}",
+    "steps 1 to {last} equal the full recompute, while the new token and the ones cached are at most W = {window}; from step {first} on, where they are {n}, they do not (it sees more than W): {where}":
+        "新词元加上缓存的词元不超过 W = {window} 个时，第 1 到 {last} 步都等于完整重算；从第 {first} 步起（这时共有 {n} 个）就不相等了（它看到的多于 W 个）：{where}",
     "{where}; with only position 0 cached, a key rotated once or twice is the same, so the new token's own position is wrong":
         "{where}；缓存里只有位置 0 时，键旋转一次还是两次都一样，所以错的是新词元自己的位置",
     "{where}, and it depends on how many steps the cached keys spent in the cache (one step after a prefill of {last} tokens differs from the same step reached token by token): something is applied to the cached keys again at every step":

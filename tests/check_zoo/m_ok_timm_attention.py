@@ -1,0 +1,134 @@
+"""Published, correct: timm's Attention (the ViT block's), fused: one qkv projection reshaped
+to (3, B, H, N, Dh), F.scaled_dot_product_attention with attn_mask (bool, True = may attend,
+or float, added), its output merged back.
+
+Source: timm 1.0.31 (PyPI), timm/layers/attention.py, class Attention, Apache-2.0 licence,
+(c) Ross Wightman. Kept as published: the class's code is unchanged, its docstrings are left
+out; ``use_fused_attn`` returns True here (timm's default on PyTorch >= 2.0), and the
+unfused path's two helpers are copied from the same file; the factory ``build`` is added.
+"""
+
+# ruff: noqa
+# fmt: off
+from typing import Final, Optional, Type
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+EXPECTED: set[str] = set()
+TARGET = "build"
+
+
+def use_fused_attn(experimental: bool = False) -> bool:
+    return True
+
+
+def maybe_add_mask(scores: torch.Tensor, attn_mask: Optional[torch.Tensor] = None):
+    return scores if attn_mask is None else scores + attn_mask
+
+
+def resolve_self_attn_mask(
+        seq_len: int,
+        attn: torch.Tensor,
+        attn_mask: Optional[torch.Tensor] = None,
+        is_causal: bool = False,
+) -> Optional[torch.Tensor]:
+    # Build additive bias matching SDPA semantics for self-attention
+    # is_causal and attn_mask are mutually exclusive (is_causal takes precedence)
+    if is_causal:
+        attn_bias = attn.new_full((seq_len, seq_len), float('-inf')).triu_(1)
+    elif attn_mask is None:
+        attn_bias = None
+    elif attn_mask.dtype == torch.bool:
+        attn_bias = torch.zeros_like(attn_mask, dtype=attn.dtype)
+        attn_bias.masked_fill_(~attn_mask, float('-inf'))
+    else:
+        attn_bias = attn_mask
+    return attn_bias
+
+
+class Attention(nn.Module):
+    fused_attn: Final[bool]
+
+    def __init__(
+            self,
+            dim: int,
+            num_heads: int = 8,
+            attn_head_dim: Optional[int] = None,
+            dim_out: Optional[int] = None,
+            qkv_bias: bool = False,
+            qk_norm: bool = False,
+            scale_norm: bool = False,
+            proj_bias: bool = True,
+            gated: bool = False,
+            attn_drop: float = 0.,
+            proj_drop: float = 0.,
+            norm_layer: Optional[Type[nn.Module]] = None,
+            device=None,
+            dtype=None,
+    ) -> None:
+        super().__init__()
+        dd = {'device': device, 'dtype': dtype}
+        dim_out = dim_out or dim
+        head_dim = attn_head_dim
+        if head_dim is None:
+            assert dim % num_heads == 0, 'dim should be divisible by num_heads'
+            head_dim = dim // num_heads
+        if qk_norm or scale_norm:
+            assert norm_layer is not None, 'norm_layer must be provided if qk_norm or scale_norm is True'
+
+        self.num_heads = num_heads
+        self.head_dim = head_dim
+        self.attn_dim = num_heads * head_dim
+        self.scale = head_dim ** -0.5
+        self.fused_attn = use_fused_attn()
+
+        self.qkv = nn.Linear(dim, self.attn_dim * 3, bias=qkv_bias, **dd)
+        self.q_norm = norm_layer(head_dim, **dd) if qk_norm else nn.Identity()
+        self.k_norm = norm_layer(head_dim, **dd) if qk_norm else nn.Identity()
+        self.attn_drop = nn.Dropout(attn_drop)
+        self.norm = norm_layer(self.attn_dim, **dd) if scale_norm else nn.Identity()
+        self.gate = nn.Linear(dim, self.attn_dim, bias=qkv_bias, **dd) if gated else None
+        self.proj = nn.Linear(self.attn_dim, dim_out, bias=proj_bias, **dd)
+        self.proj_drop = nn.Dropout(proj_drop)
+
+    def forward(
+            self,
+            x: torch.Tensor,
+            attn_mask: Optional[torch.Tensor] = None,
+            is_causal: bool = False,
+    ) -> torch.Tensor:
+        B, N, C = x.shape
+        gate = self.gate(x).sigmoid() if self.gate is not None else None
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        q, k = self.q_norm(q), self.k_norm(k)
+
+        if self.fused_attn:
+            x = F.scaled_dot_product_attention(
+                q, k, v,
+                attn_mask=attn_mask,
+                dropout_p=self.attn_drop.p if self.training else 0.,
+                is_causal=is_causal,
+            )
+        else:
+            q = q * self.scale
+            attn = q @ k.transpose(-2, -1)
+            attn_bias = resolve_self_attn_mask(N, attn, attn_mask, is_causal)
+            attn = maybe_add_mask(attn, attn_bias)
+            attn = attn.softmax(dim=-1)
+            attn = self.attn_drop(attn)
+            x = attn @ v
+
+        x = x.transpose(1, 2).reshape(B, N, self.attn_dim)
+        x = self.norm(x)
+        if gate is not None:
+            x = x * gate
+        x = self.proj(x)
+        x = self.proj_drop(x)
+        return x
+
+
+def build(d_model, num_heads):
+    return Attention(d_model, num_heads)

@@ -1,0 +1,58 @@
+"""Published, with one bug added: lucidrains' vit-pytorch Attention scaling its scores by
+dim ** -0.5, the model width, instead of dim_head ** -0.5.
+
+Source: lucidrains/vit-pytorch, commit 0ebd4edab94c211eff78406248896588d155a10c,
+vit_pytorch/vit.py, class Attention; MIT licence, (c) Phil Wang. Kept as published except
+the line marked BUG; the factory ``build`` is added.
+"""
+
+# ruff: noqa
+# fmt: off
+import torch
+from torch import nn
+
+from einops import rearrange
+
+EXPECTED = {"wrong-scale"}
+TARGET = "build"
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads = 8, dim_head = 64, dropout = 0.):
+        super().__init__()
+        inner_dim = dim_head *  heads
+        project_out = not (heads == 1 and dim_head == dim)
+
+        self.heads = heads
+        self.scale = dim ** -0.5  # BUG: was dim_head ** -0.5
+
+        self.norm = nn.LayerNorm(dim)
+
+        self.attend = nn.Softmax(dim = -1)
+        self.dropout = nn.Dropout(dropout)
+
+        self.to_qkv = nn.Linear(dim, inner_dim * 3, bias = False)
+
+        self.to_out = nn.Sequential(
+            nn.Linear(inner_dim, dim),
+            nn.Dropout(dropout)
+        ) if project_out else nn.Identity()
+
+    def forward(self, x):
+        x = self.norm(x)
+
+        qkv = self.to_qkv(x).chunk(3, dim = -1)
+        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h = self.heads), qkv)
+
+        dots = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+
+        attn = self.attend(dots)
+        attn = self.dropout(attn)
+
+        out = torch.matmul(attn, v)
+        out = rearrange(out, 'b h n d -> b n (h d)')
+        return self.to_out(out)
+
+
+def build(d_model, num_heads):
+    return Attention(d_model, heads=num_heads, dim_head=d_model // num_heads)

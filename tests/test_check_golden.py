@@ -1,0 +1,89 @@
+"""Every zoo case's English report, text and JSON, compared with the golden copy committed
+in tests/check_golden/ (CPU): a change to the checker that changes what a reader is told
+shows up here as a diff, case by case.
+
+To record them again after a deliberate change (and list each changed case in the commit):
+    python -m tests.test_check_golden
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from attention_src.check import (
+    check_decode,
+    check_function,
+    check_gqa,
+    check_module,
+    check_rope,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+ZOO = ROOT / "tests" / "check_zoo"
+GOLDEN = ROOT / "tests" / "check_golden"
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"golden_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cases() -> list[Path]:
+    out = []
+    for path in sorted(ZOO.glob("[a-z]_*.py")):
+        source = path.read_text(encoding="utf-8")
+        if "EXPECTED_ERROR" not in source:  # a usage error: no report
+            out.append(path)
+    return out
+
+
+def report_of(path: Path):
+    """The English report of one zoo case, on the CPU, as the zoo's tests check it."""
+    entry = _load(path)
+    options = {**getattr(entry, "OPTIONS", {}), "device": "cpu"}
+    kind = path.name[:2]
+    if kind == "m_":
+        return check_module(getattr(entry, getattr(entry, "TARGET", "MyMultiHead")), **options)
+    if kind == "f_":
+        return check_function(entry.attention, **options)
+    if kind == "r_":
+        return check_rope(entry.rope, **options)
+    if kind == "g_":
+        return check_gqa(entry.attention, **options)
+    return check_decode(entry.decode, **options)
+
+
+CASES = [p for p in _cases() if (GOLDEN / f"{p.stem}.txt").exists()]
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_report_is_the_golden_one(path):
+    report = report_of(path)
+    assert report.text() + "\n" == (GOLDEN / f"{path.stem}.txt").read_text(encoding="utf-8")
+    assert report.to_json() + "\n" == (GOLDEN / f"{path.stem}.json").read_text(encoding="utf-8")
+
+
+def test_every_case_has_its_golden_report():
+    missing = [p.stem for p in _cases() if p not in CASES]
+    assert not missing, f"no golden report for {missing}: python -m tests.test_check_golden"
+
+
+def _record(stems: list[str]) -> None:
+    GOLDEN.mkdir(exist_ok=True)
+    for path in _cases():
+        if stems and path.stem not in stems:
+            continue
+        report = report_of(path)
+        (GOLDEN / f"{path.stem}.txt").write_text(report.text() + "\n", encoding="utf-8")
+        (GOLDEN / f"{path.stem}.json").write_text(report.to_json() + "\n", encoding="utf-8")
+        print(path.stem, " ".join(report.ids) or "-")
+
+
+if __name__ == "__main__":
+    _record(sys.argv[1:])
