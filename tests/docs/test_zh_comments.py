@@ -16,9 +16,7 @@ pragmas (``# noqa``, ``# fmt: skip``, ``# type: ...``) are left as they are.
 
 Not counted yet: the listings included from the package (``--8<--`` regions of
 ``attention_src``): a page shows them from the English source, and translating their
-comments in the Chinese build is separate work (issue 35, item 2). Pages whose comments
-are being translated on other branches are in ``PENDING_PAGES`` (expected to fail until
-those branches are merged; empty the set then).
+comments in the Chinese build is separate work (issue 35, item 2).
 """
 
 from __future__ import annotations
@@ -34,12 +32,6 @@ from pathlib import Path
 import pytest
 
 from site_tools import i18n
-
-# Chinese pages whose code comments are translated on other branches (issue-34a, issue-34b,
-# issue-33): the lead empties this set once those are merged.
-PENDING_PAGES = {
-    "chapters/check-your-attention.md",
-}
 
 CODE_BOX_COLUMNS = 84  # the width of a code box on the page (docs/contributing.md)
 PYTHON = ("python", "py")
@@ -158,14 +150,7 @@ def comment_problems(path: Path) -> list[str]:
 PAGES = i18n.chinese_pages()
 
 
-def _param(page: str):
-    if page in PENDING_PAGES:
-        reason = "translated on branch issue-34a/34b/33"
-        return pytest.param(page, marks=pytest.mark.xfail(strict=False, reason=reason))
-    return page
-
-
-@pytest.mark.parametrize("page", [_param(p) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES)
 def test_the_chinese_pages_comments_are_chinese(page):
     """0 English comments on the page; each comment's line fits the code box."""
     assert comment_problems(i18n.chinese_path(page)) == []
@@ -173,11 +158,10 @@ def test_the_chinese_pages_comments_are_chinese(page):
 
 def test_the_pages_comments_are_found():
     """The reader finds the comments (so 0 English is not 0 read): hundreds of them, in
-    the pages' fences and the labs' cells, and PENDING_PAGES names only real pages."""
+    the pages' fences and the labs' cells."""
     found = {page: page_comments(i18n.chinese_path(page)) for page in PAGES}
     assert sum(len(c) for c in found.values()) > 500
     assert found["chapters/masks.md"] and found["labs/scaled-dot-product-lab.ipynb"]
-    assert PENDING_PAGES <= set(PAGES), PENDING_PAGES - set(PAGES)
 
 
 def test_the_rule_tells_english_from_chinese():
