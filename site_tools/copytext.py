@@ -340,40 +340,17 @@ def write_page_copies(site_dir: str | Path, url: str, page_html: str) -> Path | 
     blocks = page_copies(page_html)
     if not blocks:
         return None
-    path = _copies_path(site_dir, url)
+    path = copies_path(site_dir, url)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"page": url or "/", "blocks": [asdict(b) for b in blocks]}
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
     return path
 
 
-def _copies_path(site_dir: str | Path, url: str) -> Path:
+def copies_path(site_dir: str | Path, url: str) -> Path:
+    """Where the build writes a page's copy texts: ``<site>/_copies/<url>.json``."""
     name = url.strip("/").replace("/", "--") or "index"
     return Path(site_dir) / COPY_DIR / f"{name}.json"
-
-
-def write_program_copies(site_dir: str | Path, url: str, page) -> Path | None:
-    """Write the copy texts of a page's program (an open page of :mod:`site_tools.store`)
-    to ``<site>/_copies/<url>.json``, each with what the build's run of it did
-    (``status``: ``ok``, ``raised as shown``, ``skipped`` or ``failed``)."""
-    from site_tools.program import copies
-
-    blocks = copies(page.blocks)
-    if not blocks:
-        return None
-    copied = [i for i, b in enumerate(page.blocks) if b.copied]
-    for block, index in zip(blocks, copied, strict=True):
-        if index in page.errors:
-            block["status"] = "failed"
-        elif block["skip"] is not None:
-            block["status"] = "skipped"
-        else:
-            block["status"] = "raised as shown" if block["raises"] else "ok"
-    path = _copies_path(site_dir, url)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"page": url or "/", "blocks": blocks}
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
-    return path
 
 
 # --- the build: data-copy on listings --------------------------------------------

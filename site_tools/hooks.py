@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from site_tools import copytext, deps, i18n, notebooks, numbering, parallel, store
+from site_tools import copytext, deps, i18n, notebooks, numbering, parallel, program, store
 
 log = logging.getLogger("mkdocs.hooks")
 NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
@@ -25,7 +25,9 @@ _NUMBERS: dict = {}  # page url -> (chapter number, title), from the nav
 _STARTED: list = []  # when this build started, for pruning the store
 _EXECUTED: dict = {}  # page -> blocks this process executed for it (the log reports them)
 _AT_PAGE_START: list = [0]
-_PROGRAM: list = []  # the page being rendered, as the store opened it
+# The pages' programs, as the store opened them, by page: MkDocs renders every page's
+# Markdown first (on_page_markdown, on_page_content), then writes every page (on_post_page).
+_PROGRAMS: dict = {}
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = (ROOT / "attention_src", ROOT / "site_tools")
@@ -322,12 +324,12 @@ def on_page_context(context, page, config, nav, **kwargs):
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
     _AT_PAGE_START[0] = len(store.STATS.executed)
-    _PROGRAM.clear()
+    _PROGRAMS.pop(page.file.src_uri, None)
     if page.file.src_uri.endswith(".md"):
         # The page's program: its copy texts and figures, run once in a fresh interpreter
         # (or served by the store); the Python fence shows what that run printed.
         defer = _defer if _serving() else None
-        _PROGRAM.append(store.open_page(markdown, page.file.src_uri, defer=defer))
+        _PROGRAMS[page.file.src_uri] = store.open_page(markdown, page.file.src_uri, defer=defer)
     if edition(config) == "zh" and page.file.src_uri.endswith(".md"):
         # A translation older than its English page, or a placeholder, says so.
         return i18n.banner(page.file.src_uri, page.url) + markdown
@@ -336,7 +338,8 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 def on_page_content(html, page, config, files, **kwargs):
     store.end_page()  # record what the page's blocks used (site_tools/store.py)
-    for program_page in _PROGRAM:
+    program_page = _PROGRAMS.get(page.file.src_uri)
+    if program_page is not None:
         for index, why in sorted(program_page.errors.items()):
             block = program_page.blocks[index]
             if block.executed_by_fence:
@@ -368,11 +371,11 @@ def on_post_page(output, page, config, **kwargs):
     # (site_tools.copyrun: the CUDA run). A notebook's cells are read from its HTML.
     if store.PENDING in output and not _serving():
         log.warning("%s: an output is still pending (%r): never built", page.url, store.PENDING)
-    if _PROGRAM and _PROGRAM[0].pending:
+    opened = _PROGRAMS.pop(page.file.src_uri, None)
+    if opened is not None and opened.pending:
         pass  # outputs still being computed (serve): no copy texts until they ran
-    elif _PROGRAM and page.file.src_uri.endswith(".md"):
-        copytext.write_program_copies(config["site_dir"], page.url, _PROGRAM[0])
+    elif opened is not None:
+        program.write_copies(config["site_dir"], page.url, opened)
     else:
         copytext.write_page_copies(config["site_dir"], page.url, output)
-    _PROGRAM.clear()
     return output

@@ -187,6 +187,31 @@ def copies(blocks: list[Block]) -> list[dict]:
     return found
 
 
+def write_copies(site_dir: str | Path, url: str, page) -> Path | None:
+    """Write the copy texts of a page's program (an open page of :mod:`site_tools.store`)
+    to ``<site>/_copies/<url>.json``, in the format ``site_tools.copyrun`` reads, each with
+    what the build's run of it did (``status``: ``ok``, ``raised as shown``, ``skipped`` or
+    ``failed``)."""
+    from site_tools.copytext import copies_path
+
+    blocks = copies(page.blocks)
+    if not blocks:
+        return None
+    copied = [i for i, b in enumerate(page.blocks) if b.copied]
+    for block, index in zip(blocks, copied, strict=True):
+        if index in page.errors:
+            block["status"] = "failed"
+        elif block["skip"] is not None:
+            block["status"] = "skipped"
+        else:
+            block["status"] = "raised as shown" if block["raises"] else "ok"
+    path = copies_path(site_dir, url)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"page": url or "/", "blocks": blocks}
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
 # --- running a program: in a fresh interpreter -------------------------------------------
 
 

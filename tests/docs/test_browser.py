@@ -28,6 +28,7 @@ import pytest
 
 from site_tools.copytext import COPY_DIR, page_copies
 
+from . import a11y
 from .test_codeblocks import _python_blocks
 
 VIEWPORT = {"width": 1280, "height": 900}
@@ -520,13 +521,34 @@ def _copy_report(page) -> list[dict]:
 # The checks of the one browser visit each page gets: name -> check(page), whose result lands
 # in the page's report under its name. A new check of what a reader meets on every page (an
 # accessibility audit, a widget) joins here, not in a visit of its own.
+def _axe_report(page) -> dict[str, list[dict]]:
+    """axe-core's WCAG 2.0/2.1 A and AA violations in light and dark, at 1280 and 390 px
+    (tests/docs/a11y.py), keyed ``"light 1280"`` and so on."""
+    found = a11y.audit_variants(page)
+    return {f"{scheme} {width}": violations for (scheme, width), violations in found.items()}
+
+
 PAGE_CHECKS = {
     "inspect": lambda page: page.evaluate(INSPECT_JS),
     "figures": lambda page: page.evaluate(FIGURES_JS),
     "layout": lambda page: page.evaluate(LAYOUT_JS, PAGE_BLOCKS),
     "sizes": lambda page: page.evaluate(FIGURE_SIZES_JS),
-    "copies": _copy_report,  # last: it clicks
+    "copies": _copy_report,  # it clicks
+    "axe": _axe_report,  # last: it changes the colour scheme and the width
 }
+
+
+def _first_visit_weight(responses: list) -> dict:
+    """What the page's first visit weighs: every response's body at gzip level 6
+    (:func:`tests.docs.a11y.gzip_size`), summed; the page's own HTML apart."""
+    rows = []
+    for response in list(responses):
+        try:
+            body = response.body()
+        except Exception:  # a redirect or an aborted request has no body
+            body = b""
+        rows.append({"url": response.url, "gzip": a11y.gzip_size(body) if body else 0})
+    return {"total": sum(r["gzip"] for r in rows), "responses": rows}
 
 
 @pytest.fixture(scope="module")
@@ -543,16 +565,19 @@ def page_reports(browser, site_url, built_site) -> dict[str, dict]:
                 browser, site_url, problems, permissions=["clipboard-read", "clipboard-write"]
             )
             context.add_init_script(COPY_INIT_JS)
+            responses: list = []  # a fresh context: the first visit's, with a cold cache
+            context.on("response", responses.append)
             page = context.new_page()
-            opened.append((rel, problems, context, page))
+            opened.append((rel, problems, context, page, responses))
             try:
                 page.goto(site_url + rel, wait_until="commit")
             except Exception as exc:
                 problems.append(f"could not open the page: {type(exc).__name__}: {exc}")
-        for rel, problems, context, page in opened:
+        for rel, problems, context, page, responses in opened:
             report = {"overflow": [], "outputs": [], "figure": [], "copies": None}
             try:
                 _settle(page)
+                report["weight"] = _first_visit_weight(responses)
                 for name, check in PAGE_CHECKS.items():
                     result = check(page)
                     if name == "layout":
@@ -803,3 +828,37 @@ def test_numbers_in_the_prose_come_from_the_build(page_reports):
             + [f"typed number: ...{x}..." for x in info.get("stale", [])]
         )
     _fail_per_page(found, "numbers not made by the build", len(found))
+
+
+def test_every_page_passes_the_accessibility_audit(page_reports):
+    """axe-core 4.14.1 (vendored), the WCAG 2.0 and 2.1 A and AA rules, no rule disabled and
+    nothing excluded: no violation on any page of either edition, in light and dark, at
+    1280 and 390 px (run in the page's one visit, :data:`PAGE_CHECKS`)."""
+    found: dict[str, list[str]] = {}
+    for rel, report in page_reports.items():
+        items = found.setdefault(rel, _unchecked(report))
+        for variant, violations in (report.get("axe") or {}).items():
+            for v in violations:
+                targets = ", ".join(v["targets"][:3]) + (" …" if len(v["targets"]) > 3 else "")
+                items.append(f"{variant}: {v['id']} ({v['impact']}, {len(v['targets'])}): "
+                             f"{targets} — {v['message']}")  # fmt: skip
+        if report.get("axe") is None and not items:
+            items.append("not audited")
+    _fail_per_page(found, "accessibility violations", len(found))
+
+
+def test_first_visits_are_light(page_reports, built_site):
+    """A first visit (a fresh browser context, every response's body at gzip level 6): the
+    median page within 300 KB, every page within 1 MB, and no page's HTML over 1 MB."""
+    weights = {rel: r["weight"]["total"] for rel, r in page_reports.items() if r.get("weight")}
+    assert len(weights) == len(page_reports), "a page was not weighed"
+    heavy = {rel: w for rel, w in weights.items() if w > a11y.BUDGET_PAGE}
+    median = sorted(weights.values())[len(weights) // 2]
+    html = {rel: (built_site.dir / rel / "index.html").stat().st_size for rel in page_reports}
+    large = {rel: size for rel, size in html.items() if size > a11y.BUDGET_HTML}
+    heaviest = max(weights, key=weights.get)
+    print(f"first visit, gzip: median {median / 1024:.0f} KB, "
+          f"max {weights[heaviest] / 1024:.0f} KB (/{heaviest})")  # fmt: skip
+    assert median <= a11y.BUDGET_MEDIAN, f"median first visit {median} B"
+    assert heavy == {}, f"pages over {a11y.BUDGET_PAGE} B: {heavy}"
+    assert large == {}, f"pages whose HTML is over {a11y.BUDGET_HTML} B: {large}"

@@ -104,6 +104,12 @@ def test_figures_are_the_same_when_their_pages_run_again(built_site, tmp_path):
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    errors = {
+        r["page"]: r["error"]
+        for r in json.loads(proc.stdout.strip().splitlines()[-1])
+        if r["error"]
+    }
+    assert errors == {}, f"pages whose program failed when run again: {errors}"
     counted, differ = 0, []
     for page in pages:
         text = page.read_text("utf-8")

@@ -143,7 +143,8 @@ def _build(root: Path, tmp_path: Path, page: str) -> subprocess.CompletedProcess
         if p.name != "scratch.md"
     )
     config.write_text(
-        "INHERIT: mkdocs.yml\nexclude_docs: |\n" + "".join(f"  /{p}\n" for p in others),
+        "INHERIT: mkdocs.yml\nnav:\n  - scratch.md\nexclude_docs: |\n"
+        + "".join(f"  /{p}\n" for p in others),
         encoding="utf-8",
     )
     env = dict(
@@ -169,6 +170,7 @@ def test_a_copied_block_that_fails_fails_the_strict_build(tmp_path):
     log = failing.stdout + failing.stderr
     assert failing.returncode != 0, log[-3000:]
     assert "scratch.md: block 2 (plain) of the page's program" in log, log[-3000:]
+    assert log.count("WARNING") == 1, log[-3000:]  # that block, nothing else
     assert "ValueError: invalid literal for int()" in log, log[-3000:]
     # An output that says it is pending (what ./dev.sh serve shows) fails the build too.
     pending = SCRATCH.format(marker=".", info="python").replace(
@@ -180,6 +182,7 @@ def test_a_copied_block_that_fails_fails_the_strict_build(tmp_path):
     failing = _build(root, tmp_path, pending)
     log = failing.stdout + failing.stderr
     assert failing.returncode != 0 and "an output is still pending" in log, log[-3000:]
+    assert log.count("WARNING") == 1, log[-3000:]
     # The same page, saying what the block raises, builds; the build's run is recorded.
     info = 'python exec="on" source="above" session="s" raises="ValueError"'
     shown = _build(root, tmp_path, SCRATCH.format(marker=":", info=info))
