@@ -566,7 +566,7 @@ def page_reports(browser, site_url, built_site) -> dict[str, dict]:
             )
             context.add_init_script(COPY_INIT_JS)
             responses: list = []  # a fresh context: the first visit's, with a cold cache
-            context.on("response", responses.append)
+            context.on("response", lambda response, seen=responses: seen.append(response))
             page = context.new_page()
             opened.append((rel, problems, context, page, responses))
             try:
