@@ -33,23 +33,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from tests.docs.conftest import CHROMIUM_ARGS  # no network but 127.0.0.1
+
 ROOT = Path(__file__).resolve().parents[2]
 AXE_JS = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
 SCHEMES = ("light", "dark")
 WIDTHS = (1280, 390)
 HEIGHT = 900
-# The same switches as tests/docs/conftest.py's CHROMIUM_ARGS: no network but 127.0.0.1.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
 SKIP_DIRS = {"assets", "search"}  # folders of the site that hold no pages
 # Issue 36's budgets for a first visit (gzip level 6, both editions): the median page and
 # every page. The search index is not part of a first visit (overrides/main.html).
