@@ -199,12 +199,16 @@ def fill(
     from a run of its program (which stores them). Safe to call from threads."""
     from site_tools import program
 
-    page = _Page(name, _code_hash(markdown))
-    page.blocks = program.page_program(markdown)
-    if not page.blocks:
-        return page
-    page.base = _page_base(markdown)
-    page.keys = program_keys(page.blocks, page.base)
+    # Reading the page parses Python (ast); CPython 3.11's parser is not safe to run in two
+    # threads at once (seen here: "AST constructor recursion depth mismatch"), and
+    # site_tools.parallel fills pages from threads: one page is read at a time.
+    with _READING:
+        page = _Page(name, _code_hash(markdown))
+        page.blocks = program.page_program(markdown)
+        if not page.blocks:
+            return page
+        page.base = _page_base(markdown)
+        page.keys = program_keys(page.blocks, page.base)
     stored = [read(key) for key in page.keys]
     if all(s is not None for s in stored):
         page.outputs = stored
@@ -344,6 +348,7 @@ def output_for(
 
 
 _RECORDING = threading.Lock()
+_READING = threading.Lock()
 
 
 def _record(folder: Path, name: str, record: dict) -> None:
