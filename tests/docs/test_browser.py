@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -130,7 +131,11 @@ EDITION = "en"
 def _edition_pages(site: Path, module) -> list[str]:
     """The pages of ``module``'s edition (its ``EDITION``): ``zh/…`` or all the others."""
     chinese = getattr(module, "EDITION", "en") == "zh"
-    return [rel for rel in _site_pages(site) if rel.startswith("zh/") == chinese]
+    pages = [rel for rel in _site_pages(site) if rel.startswith("zh/") == chinese]
+    # BROWSER_PAGES=masks,labs/: only the pages whose URL contains one of these (a quick look
+    # at the pages one is working on; CI visits every page)
+    only = [part for part in os.environ.get("BROWSER_PAGES", "").split(",") if part]
+    return [rel for rel in pages if any(part in rel for part in only)] if only else pages
 
 
 def _site_pages(site: Path) -> list[str]:
@@ -576,8 +581,14 @@ def page_reports(browser, site_url, built_site, request) -> dict[str, dict]:
         opened = []
         for rel in pages[start : start + BATCH]:
             problems: list[str] = []
+            # Reduced motion (a reader's setting that Material honours: no transitions), so
+            # that a change of colour scheme or width is done when it is made, not 250 ms later.
             context = _new_context(
-                browser, site_url, problems, permissions=["clipboard-read", "clipboard-write"]
+                browser,
+                site_url,
+                problems,
+                permissions=["clipboard-read", "clipboard-write"],
+                reduced_motion="reduce",
             )
             context.add_init_script(COPY_INIT_JS)
             responses: list = []  # a fresh context: the first visit's, with a cold cache
