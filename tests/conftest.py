@@ -58,6 +58,27 @@ def _build_first(items: list) -> list:
     return [item for module in order for item in modules[module]]
 
 
+def pytest_runtest_logreport(report):
+    """``PYTEST_TIMELINE=FILE``: one JSON line per test phase (worker, test, phase, start,
+    stop, outcome) appended to FILE, to see what each worker did when (what waits on the
+    build, what runs beside it, which module ends last)."""
+    path = os.environ.get("PYTEST_TIMELINE")
+    if not path or hasattr(report, "node"):  # pytest-xdist's controller: the worker wrote it
+        return
+    import json
+
+    row = {
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        "test": report.nodeid,
+        "phase": report.when,
+        "start": round(report.start, 3),
+        "stop": round(report.stop, 3),
+        "outcome": report.outcome,
+    }
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(row) + "\n")
+
+
 def pytest_configure(config):
     # Under pytest-xdist each worker is a process with torch's default of one thread per
     # core: share the cores instead of oversubscribing them.
