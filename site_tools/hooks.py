@@ -361,8 +361,10 @@ def on_page_content(html, page, config, files, **kwargs):
     # Figures numbered, numbered references filled in (site_tools/numbering.py).
     html = numbering.number_page(html, page.url, _NUMBERS, edition(config))
     numbering.retitle_toc(html, page.toc)
-    # Listings included from attention_src copy with the imports they need.
-    return copytext.add_listing_copies(html, edition(config))
+    # Listings included from attention_src copy with the imports they need; in the Chinese
+    # edition they show and copy Chinese comments (i18n/comments.zh.yml).
+    html = copytext.add_listing_copies(html, edition(config))
+    return i18n.chinese_listings(html) if edition(config) == "zh" else html
 
 
 def on_post_page(output, page, config, **kwargs):
@@ -375,7 +377,9 @@ def on_post_page(output, page, config, **kwargs):
     if opened is not None and opened.pending:
         pass  # outputs still being computed (serve): no copy texts until they ran
     elif opened is not None:
-        program.write_copies(config["site_dir"], page.url, opened)
+        written = program.write_copies(config["site_dir"], page.url, opened)
+        if written is not None and edition(config) == "zh":
+            i18n.chinese_copies(written)  # the listings' comments, as the page shows them
     else:
         copytext.write_page_copies(config["site_dir"], page.url, output)
     return output

@@ -21,9 +21,15 @@ English text under a "translation pending" banner). Commands::
     python -m site_tools.i18n stamp PAGE...      # record the English text a page now matches
     python -m site_tools.i18n ids PAGE           # the English page's heading ids, in order
     python -m site_tools.i18n check PAGE...      # parity, terms and style of Chinese pages
+    python -m site_tools.i18n comments           # the listings' comments and their Chinese
     python -m site_tools.i18n style --fix PAGE   # spacing and punctuation (autocorrect)
     python -m site_tools.i18n glossary           # write docs-zh/glossary.md from the term table
     python -m site_tools.i18n diagrams           # write diagrams/zh/ from i18n/diagrams.zh.yml
+
+The listings a Chinese page includes from ``attention_src`` show, and copy, their
+comments in Chinese: ``i18n/comments.zh.yml`` holds them (English comment -> Chinese),
+and the Chinese build writes them in by :func:`translate_comments` (comments only, by
+Python's tokenize: code, strings and docstrings are the module's).
 
 PAGE is a path relative to ``docs/`` (``chapters/masks.md``) or a ``docs-zh/`` path.
 """
@@ -605,6 +611,287 @@ def write_glossary() -> Path:
     return path
 
 
+# --- code comments ----------------------------------------------------------------------
+
+COMMENTS = ROOT / "i18n" / "comments.zh.yml"
+CODE_BOX_COLUMNS = 84  # the width of a code box on the page (docs/contributing.md)
+PRAGMA = re.compile(r"^#\s*(noqa\b|fmt:|type:|pragma\b|pyright:|ruff:|isort:|nosec\b)")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_./'’-]*(?P<call>\()?")
+CODE_WORDS = frozenset({"True", "False", "None", "Dh", "Dk", "Dv"})  # and the shape names
+_QUOTED = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|“[^”]*”")
+_TERM_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9_'’. -]*[A-Za-z0-9]|[A-Za-z]")
+
+
+def display_width(text: str) -> int:
+    """Columns a monospace code box gives ``text``: a wide (Chinese) character takes two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def term_phrases(table: dict[str, dict] | None = None) -> list[str]:
+    """The Latin words and phrases the term table uses in its Chinese (``zh``, ``aliases``),
+    longest first: ``attention sink``, ``Post-LN``, ``softmax`` …"""
+    table = terms() if table is None else table
+    found = set()
+    for entry in table.values():
+        for chinese in [entry["zh"], *(entry.get("aliases") or [])]:
+            found.update(m.strip() for m in _TERM_LATIN.findall(str(chinese)))
+    return sorted(found, key=len, reverse=True)
+
+
+def foreign_words(comment: str, names: frozenset[str], phrases: list[str]) -> list[str]:
+    """The comment's Latin words that are not code names, names, quotes or the table's terms."""
+    text = _QUOTED.sub(" ", comment.lstrip("#"))
+    for phrase in phrases:
+        text = re.sub(rf"(?<![A-Za-z]){re.escape(phrase)}(?![A-Za-z])", " ", text, flags=re.I)
+    found = []
+    for match in _WORD.finditer(text):
+        word = match[0].rstrip("(").strip(".'’/-")
+        if not word or word in names or word in CODE_WORDS or match["call"]:
+            continue  # a name in the code, True, a call: sqrt(D)
+        if any(c in "0123456789_./" for c in word) or any(c.isupper() for c in word[1:]):
+            continue  # code or a path (float16, d_k, nn.Embedding), a name (PyTorch, NaN)
+        found.append(word)
+    return found
+
+
+def comment_is_english(
+    comment: str, names: frozenset[str] = frozenset(), phrases: list[str] | None = None
+) -> bool:
+    """True when the comment has a Latin word of four or more letters that is not code or
+    a term, and its Chinese characters are not most of its words' text (so an English
+    comment with one Chinese character added is still English)."""
+    if PRAGMA.match(comment):
+        return False
+    words = foreign_words(comment, names, term_phrases() if phrases is None else phrases)
+    if not any(sum(c.isalpha() for c in w) >= 4 for w in words):
+        return False  # shape-only, or only code names and terms
+    han = len(HAN.findall(comment))
+    latin = sum(sum(c.isalpha() for c in w) for w in words)
+    return han <= latin
+
+
+def comment_key(comment: str) -> str:
+    """A comment's entry in the table: its text after ``#`` and the spaces after it."""
+    return comment[1:].strip() if comment.startswith("#") else comment.strip()
+
+
+_COMMENT_TABLE: dict = {}
+
+
+def comment_table() -> dict[str, str]:
+    """``{English comment: Chinese comment}`` (``i18n/comments.zh.yml``), read again when
+    the file changes (``./dev.sh serve`` lives on between rebuilds)."""
+    import yaml
+
+    stamp = COMMENTS.stat().st_mtime_ns if COMMENTS.exists() else None
+    if _COMMENT_TABLE.get("stamp") != stamp or "table" not in _COMMENT_TABLE:
+        text = COMMENTS.read_text("utf-8") if stamp is not None else ""
+        table = yaml.safe_load(text) or {}
+        _COMMENT_TABLE.update(stamp=stamp, table={str(k): str(v) for k, v in table.items()})
+    return _COMMENT_TABLE["table"]
+
+
+def code_comments(code: str) -> list[tuple[int, int, str]]:
+    """``(line, column, comment)`` of each comment in ``code`` (1-based lines), found by
+    Python's tokenize: a ``#`` inside a string or a docstring is not a comment."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError) as error:
+        raise ValueError(
+            f"cannot read the comments of this code ({error}):\n{code[:300]}"
+        ) from error
+    return [(t.start[0], t.start[1], t.string) for t in tokens if t.type == tokenize.COMMENT]
+
+
+def translate_comments(code: str, table: dict[str, str] | None = None) -> str:
+    """``code`` with each comment the table knows written in Chinese (``# 中文``); every
+    other character, strings and docstrings included, as it was. Lines stay lines."""
+    table = comment_table() if table is None else table
+    lines = code.split("\n")
+    for line, column, comment in reversed(code_comments(code)):
+        chinese = table.get(comment_key(comment))
+        if chinese is not None:
+            text = lines[line - 1]
+            lines[line - 1] = text[:column] + f"# {chinese}" + text[column + len(comment) :]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ListingComment:
+    """A comment of the code a Chinese page shows or copies from ``attention_src``."""
+
+    listing: str  # the module's file: attention_src/masks.py
+    line: int  # its line in that file (0: not found there)
+    column: int  # where the "#" is in the line
+    comment: str  # from the "#"
+    code_line: str  # the copy text's whole line, in English
+    names: frozenset[str]  # the names in the copy's code
+    page: str  # the first Chinese page that includes it
+
+
+def listing_comments(pages: list[str] | None = None) -> list[ListingComment]:
+    """The comments of every listing the Chinese pages include, in their copy texts (the
+    shown region, and the helpers and the rest of the class the copy adds), each once."""
+    import io
+    import tokenize
+
+    from site_tools import program
+
+    found: dict[tuple[str, int, str], ListingComment] = {}
+    sources: dict[str, list[str]] = {}
+    for page in chinese_pages() if pages is None else [relative(p) for p in pages]:
+        path = chinese_path(page)
+        if path.suffix != ".md":
+            continue
+        for block in program.page_program(path.read_text("utf-8")):
+            if block.kind != "listing":
+                continue
+            if block.listing not in sources:
+                sources[block.listing] = (ROOT / block.listing).read_text("utf-8").splitlines()
+            source = sources[block.listing]
+            code_lines = block.code.split("\n")
+            tokens = tokenize.generate_tokens(io.StringIO(block.code).readline)
+            names = frozenset(t.string for t in tokens if t.type == tokenize.NAME)
+            for line, column, comment in code_comments(block.code):
+                text = code_lines[line - 1]
+                number = next((n for n, s in enumerate(source, 1) if s == text), 0)
+                key = (block.listing, number, comment)
+                if key not in found:
+                    found[key] = ListingComment(
+                        block.listing, number, column, comment, text, names, page
+                    )
+    return list(found.values())
+
+
+def _entry_line(key: str) -> int:
+    """The line of ``key``'s entry in i18n/comments.zh.yml (0 if not found)."""
+    import yaml
+
+    node = yaml.compose(COMMENTS.read_text("utf-8"))
+    for k, _ in node.value if node is not None else []:
+        if k.value == key:
+            return k.start_mark.line + 1
+    return 0
+
+
+def listing_comment_problems(pages: list[str] | None = None) -> list[str]:
+    """What keeps the listings of the Chinese pages from showing Chinese comments: an English
+    comment with no entry in the table (the module's file and line), an entry whose English
+    no listing has any more (the table's line; only when every page is checked), and a
+    translation that is English, uses a word the term table avoids, or makes its line wider
+    than the code box."""
+    table = comment_table()
+    phrases = term_phrases()
+    term_table = terms()
+    name = COMMENTS.relative_to(ROOT).as_posix() if COMMENTS.is_relative_to(ROOT) else COMMENTS.name
+    problems = []
+    comments = listing_comments(pages)
+    for c in comments:
+        where = f"{c.listing}:{c.line}: {c.comment!r} (on docs-zh/{c.page})"
+        key = comment_key(c.comment)
+        if key not in table:
+            if comment_is_english(c.comment, c.names, phrases):
+                problems.append(f"{where} has no Chinese in {name}")
+            continue
+        shown = f"{c.code_line[: c.column]}# {table[key]}"
+        if comment_is_english(f"# {table[key]}", c.names, phrases):
+            problems.append(f"{where}: its Chinese {table[key]!r} is English")
+        if display_width(shown) > CODE_BOX_COLUMNS:
+            problems.append(
+                f"{where}: in Chinese the line is {display_width(shown)} columns, "
+                f"the code box has {CODE_BOX_COLUMNS}"
+            )
+        for entry in term_table.values():
+            for word in entry.get("avoid") or []:
+                if word in table[key]:
+                    problems.append(f"{where}: {word!r}, the term table says {entry['zh']!r}")
+    if pages is None:
+        used = {comment_key(c.comment) for c in comments}
+        for key in table:
+            if key not in used:
+                problems.append(
+                    f"{name}:{_entry_line(key)}: {key!r}: no listing on a Chinese page has "
+                    "this comment any more (its English changed, or the listing went)"
+                )
+    return problems
+
+
+# The Chinese build writes the listings' comments in Chinese, in the HTML (what a page shows
+# and its copy buttons copy) and in the copy texts it records (_copies): both from the
+# English copy (site_tools/copytext.py computes it from the English region, the rest of its
+# class included), so a Chinese copy is the English copy as code, whole.
+_LISTING_DIV = re.compile(
+    r'(?P<open><div class="language-python highlight listing"[^>]*?data-copy=")'
+    r'(?P<copy>[^"]*)(?P<rest>">.*?</code></pre></div>)',
+    re.DOTALL,
+)
+_COMMENT_SPAN = re.compile(r'(<span class="c1">)([^<]*)(</span>)')
+_HTML_TAG = re.compile(r"<[^>]+>")
+
+
+def _code_text(body: str) -> str:
+    """The text of the ``<code>`` in a code box's HTML, as the page shows it."""
+    import html as html_lib
+
+    start = re.search(r"<code\b[^>]*>", body).end()
+    return html_lib.unescape(_HTML_TAG.sub("", body[start : body.rindex("</code>")]))
+
+
+def chinese_listings(page_html: str, table: dict[str, str] | None = None) -> str:
+    """A built page's listings (``div.listing``, :func:`site_tools.copytext.add_listing_copies`)
+    with their comments in Chinese: the copy text (``data-copy``) by
+    :func:`translate_comments`, the highlighted code by its comment tokens (Pygments'
+    ``c1`` spans), checked to read exactly as the copy's lines do.
+
+    Raises:
+        ValueError: when the shown code, so translated, is not the English shown code
+            translated by :func:`translate_comments` (a comment Pygments split).
+    """
+    import html as html_lib
+
+    table = comment_table() if table is None else table
+
+    def chinese_span(match: re.Match) -> str:
+        text = html_lib.unescape(match[2])
+        found = table.get(comment_key(text)) if text.startswith("#") else None
+        if found is None:
+            return match[0]
+        return f"{match[1]}{html_lib.escape('# ' + found, quote=False)}{match[3]}"
+
+    def chinese(match: re.Match) -> str:
+        copy = translate_comments(html_lib.unescape(match["copy"]), table)
+        rest = _COMMENT_SPAN.sub(chinese_span, match["rest"])
+        english = _code_text(match["rest"])
+        if _code_text(rest) != translate_comments(english, table):
+            raise ValueError(
+                "a listing's comments could not be written in Chinese in its HTML as in "
+                f"its copy text (site_tools/i18n.py, chinese_listings):\n{english[:400]}"
+            )
+        return f"{match['open']}{html_lib.escape(copy, quote=True)}{rest}"
+
+    return _LISTING_DIV.sub(chinese, page_html)
+
+
+def chinese_copies(path: str | Path, table: dict[str, str] | None = None) -> Path:
+    """Write the listings' comments in Chinese in a page's copy texts
+    (``<site>/_copies/<page>.json``, :func:`site_tools.program.write_copies`): each
+    listing's copy and shown text, as :func:`chinese_listings` writes them on the page."""
+    path = Path(path)
+    table = comment_table() if table is None else table
+    data = json.loads(path.read_text("utf-8"))
+    for block in data["blocks"]:
+        if block.get("listing"):
+            block["code"] = translate_comments(block["code"], table)
+            block["shown"] = translate_comments(block["shown"], table)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
 # --- the diagrams' words ----------------------------------------------------------------
 
 DIAGRAMS = ROOT / "diagrams"
@@ -671,6 +958,9 @@ def main(argv: list[str] | None = None) -> int:
     style.add_argument("--fix", action="store_true")
     style.add_argument("pages", nargs="+")
     sub.add_parser("glossary")
+    sub.add_parser(
+        "comments", help="listing comments of the Chinese pages without Chinese, stale entries"
+    )
     sub.add_parser("diagrams", help="write diagrams/zh/*.svg from i18n/diagrams.zh.yml")
     args = parser.parse_args(argv)
     if args.command == "stale":
@@ -693,7 +983,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "check":
         problems = [p for page in args.pages for p in parity_problems(page)]
+        problems += listing_comment_problems([p for p in args.pages if p.endswith(".md")])
         print("\n".join(problems) or "no problems")
+        return 1 if problems else 0
+    if args.command == "comments":
+        problems = listing_comment_problems()
+        print("\n".join(problems) or f"no problems: {len(listing_comments())} comments")
         return 1 if problems else 0
     if args.command == "style":
         failed = 0

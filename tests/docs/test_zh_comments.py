@@ -1,7 +1,7 @@
 """The Chinese edition's code comments are Chinese: every comment shown in a Python code
-box of a Chinese page (``docs-zh/**/*.md``: its Python fences; ``docs-zh/**/*.ipynb``:
-its code cells) is written in Chinese, fits the 84-column code box, and uses none of the
-term table's avoided words.
+box of a Chinese page (``docs-zh/**/*.md``: its Python fences and the listings it includes
+from ``attention_src``; ``docs-zh/**/*.ipynb``: its code cells) is written in Chinese, fits
+the 84-column code box, and uses none of the term table's avoided words.
 
 A comment counts as English when it has a word of four or more Latin letters that is not
 a code name and Chinese characters do not make up most of its words' text (a Chinese
@@ -12,87 +12,43 @@ with a capital after their first letter (``PyTorch``, ``NaN``, ``BERT``), text i
 backticks or quotes (code, and the toy sentences' words such as ``'sat'``), and the
 Latin words the term table itself uses in Chinese (``softmax``, ``logits``, ``Post-LN``,
 ``token``: its ``zh`` and ``aliases``). Shape comments (``# (B, H, L, S)``) and tool
-pragmas (``# noqa``, ``# fmt: skip``, ``# type: ...``) are left as they are.
+pragmas (``# noqa``, ``# fmt: skip``, ``# type: ...``) are left as they are. The rule is
+``site_tools.i18n.comment_is_english``.
 
-Not counted yet: the listings included from the package (``--8<--`` regions of
-``attention_src``): a page shows them from the English source, and translating their
-comments in the Chinese build is separate work (issue 35, item 2).
+A listing (a ``--8<--`` region of ``attention_src``) is counted as the Chinese build shows
+and copies it: its copy text (the shown region, and the helpers and the rest of the class
+the copy adds), computed from the English region, with its comments written in Chinese
+from ``i18n/comments.zh.yml`` (``site_tools.i18n.translate_comments``); a comment is
+placed at its module's file and line.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import re
 import tokenize
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from site_tools import i18n
+from site_tools import i18n, program
+from site_tools.i18n import CODE_BOX_COLUMNS, display_width, term_phrases
+from site_tools.i18n import comment_is_english as is_english
 
-CODE_BOX_COLUMNS = 84  # the width of a code box on the page (docs/contributing.md)
 PYTHON = ("python", "py")
-PRAGMA = re.compile(r"^#\s*(noqa\b|fmt:|type:|pragma\b|pyright:|ruff:|isort:|nosec\b)")
-WORD = re.compile(r"[A-Za-z][A-Za-z0-9_./'’-]*(?P<call>\()?")
-CODE_WORDS = frozenset({"True", "False", "None", "Dh", "Dk", "Dv"})  # and the shape names
-QUOTED = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|“[^”]*”")
-TERM_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9_'’. -]*[A-Za-z0-9]|[A-Za-z]")
 
 
 @dataclass
 class Comment:
-    line: int  # the page's line (a notebook: the cell's number)
+    line: int  # the page's line (a notebook: the cell's number; a listing: its module's)
     text: str  # the comment, from its "#"
     code_line: str  # the whole line as the code box shows it
     names: frozenset[str]  # the names in the block's code
+    listing: str | None = None  # the module's file, for a listing's comment
 
-
-def display_width(text: str) -> int:
-    """Columns a monospace code box gives ``text``: a wide (Chinese) character takes two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def term_phrases(table: dict[str, dict] | None = None) -> list[str]:
-    """The Latin words and phrases the term table uses in its Chinese (``zh``, ``aliases``),
-    longest first: ``attention sink``, ``Post-LN``, ``softmax`` …"""
-    table = i18n.terms() if table is None else table
-    found = set()
-    for entry in table.values():
-        for chinese in [entry["zh"], *(entry.get("aliases") or [])]:
-            found.update(m.strip() for m in TERM_LATIN.findall(str(chinese)))
-    return sorted(found, key=len, reverse=True)
-
-
-def foreign_words(comment: str, names: frozenset[str], phrases: list[str]) -> list[str]:
-    """The comment's Latin words that are not code names, names, quotes or the table's terms."""
-    text = QUOTED.sub(" ", comment.lstrip("#"))
-    for phrase in phrases:
-        text = re.sub(rf"(?<![A-Za-z]){re.escape(phrase)}(?![A-Za-z])", " ", text, flags=re.I)
-    found = []
-    for match in WORD.finditer(text):
-        word = match[0].rstrip("(").strip(".'’/-")
-        if not word or word in names or word in CODE_WORDS or match["call"]:
-            continue  # a name in the code, True, a call: sqrt(D)
-        if any(c in "0123456789_./" for c in word) or any(c.isupper() for c in word[1:]):
-            continue  # code or a path (float16, d_k, nn.Embedding), a name (PyTorch, NaN)
-        found.append(word)
-    return found
-
-
-def is_english(comment: str, names: frozenset[str] = frozenset(), phrases=None) -> bool:
-    """True when the comment has a Latin word of four or more letters that is not code or
-    a term, and its Chinese characters are not most of its words' text."""
-    if PRAGMA.match(comment):
-        return False
-    words = foreign_words(comment, names, term_phrases() if phrases is None else phrases)
-    if not any(sum(c.isalpha() for c in w) >= 4 for w in words):
-        return False  # shape-only, or only code names and terms
-    han = len(i18n.HAN.findall(comment))
-    latin = sum(sum(c.isalpha() for c in w) for w in words)
-    return han <= latin
+    def where(self) -> str:
+        return f"{self.listing}:{self.line}" if self.listing else f"line {self.line}"
 
 
 def _block_comments(code: str, first_line: int, numbered: bool) -> list[Comment]:
@@ -111,8 +67,31 @@ def _block_comments(code: str, first_line: int, numbered: bool) -> list[Comment]
     ]
 
 
+def _module_line(listing: str, english: str, sources: dict[str, list[str]]) -> int:
+    """The line of the module that the copy's (English) line is (0: not found)."""
+    if listing not in sources:
+        sources[listing] = (i18n.ROOT / listing).read_text("utf-8").splitlines()
+    return next((n for n, s in enumerate(sources[listing], 1) if s == english), 0)
+
+
+def listing_comments(text: str) -> list[Comment]:
+    """The comments of a Chinese page's listings, as its build shows and copies them."""
+    found: list[Comment] = []
+    sources: dict[str, list[str]] = {}
+    for block in program.page_program(text):
+        if block.kind != "listing":
+            continue
+        english = block.code.split("\n")
+        copy = i18n.translate_comments(block.code)
+        for comment in _block_comments(copy, 0, numbered=True):
+            comment.line = _module_line(block.listing, english[comment.line - 1], sources)
+            comment.listing = block.listing
+            found.append(comment)
+    return found
+
+
 def page_comments(path: Path) -> list[Comment]:
-    """The comments of the Python code boxes a Chinese page shows, listings left out."""
+    """The comments of the Python code boxes a Chinese page shows, listings included."""
     text = path.read_text("utf-8")
     found: list[Comment] = []
     if path.suffix == ".ipynb":
@@ -126,7 +105,7 @@ def page_comments(path: Path) -> list[Comment]:
         language = fence.info.split()[0] if fence.info else ""
         if language in PYTHON and "--8<--" not in fence.code:
             found += _block_comments(fence.code, offset + fence.line, numbered=True)
-    return found
+    return found + listing_comments(text)
 
 
 def comment_problems(path: Path) -> list[str]:
@@ -134,7 +113,7 @@ def comment_problems(path: Path) -> list[str]:
     table = i18n.terms()
     problems = []
     for c in page_comments(path):
-        where = f"line {c.line}: {c.text!r}"
+        where = f"{c.where()}: {c.text!r}"
         if is_english(c.text, c.names, phrases):
             problems.append(f"{where} is English")
         if display_width(c.code_line.rstrip()) > CODE_BOX_COLUMNS:
@@ -158,10 +137,27 @@ def test_the_chinese_pages_comments_are_chinese(page):
 
 def test_the_pages_comments_are_found():
     """The reader finds the comments (so 0 English is not 0 read): hundreds of them, in
-    the pages' fences and the labs' cells."""
+    the pages' fences, their listings and the labs' cells."""
     found = {page: page_comments(i18n.chinese_path(page)) for page in PAGES}
-    assert sum(len(c) for c in found.values()) > 500
+    assert sum(len(c) for c in found.values()) > 1000
+    listed = [c for comments in found.values() for c in comments if c.listing]
+    assert len(listed) > 400, len(listed)
+    assert all(c.line > 0 for c in listed), [c.where() for c in listed if not c.line]
     assert found["chapters/masks.md"] and found["labs/scaled-dot-product-lab.ipynb"]
+
+
+def test_a_listing_comment_without_its_chinese_fails(monkeypatch):
+    """One entry of the table removed: the page that shows the listing fails, naming the
+    module's file and line; the table whole, it passes."""
+    page = i18n.chinese_path("chapters/multi-head-attention.md")
+    key = "1) project, then cut each projection into H heads"
+    table = dict(i18n.comment_table())
+    assert comment_problems(page) == []
+    del table[key]
+    monkeypatch.setattr(i18n, "comment_table", lambda: table)
+    source = (i18n.ROOT / "attention_src" / "multi_head.py").read_text("utf-8").splitlines()
+    line = next(n for n, s in enumerate(source, 1) if s.strip() == f"# {key}")
+    assert comment_problems(page) == [f"attention_src/multi_head.py:{line}: '# {key}' is English"]
 
 
 def test_the_rule_tells_english_from_chinese():
@@ -183,7 +179,10 @@ def test_the_rule_tells_english_from_chinese():
 
 def test_a_page_with_an_english_comment_fails(tmp_path):
     page = tmp_path / "x.md"
-    listing = '```python title="attention_src/masks.py"\n--8<-- "attention_src/masks.py:pad"\n```\n'
+    listing = (
+        '```python title="attention_src/masks.py"\n'
+        '--8<-- "attention_src/masks.py:padding_mask"\n```\n'
+    )
     wide = "x = 1  # " + "很" * 40
     page.write_text(
         "---\ntranslated_from: 0\n---\n# 页面\n\n"
