@@ -105,3 +105,26 @@
   else document.addEventListener("DOMContentLoaded", later);
 })();
 
+
+// A lab's copy buttons (mkdocs-jupyter's <clipboard-copy>) show "Copied!" for a second
+// after a click, a word of their name (site_tools/hooks.py) that a screen reader
+// hears only on the focused button: this polite live region says it as it happens.
+(function () {
+  var SAID = { en: "Copied to clipboard", zh: "已复制" };
+  var region = null;
+  function setUp() {
+    if (region || !document.querySelector("clipboard-copy")) return;
+    region = document.createElement("div");
+    region.className = "a11y-visually-hidden";
+    region.setAttribute("role", "status");
+    document.body.appendChild(region);
+  }
+  document.addEventListener("clipboard-copy", function () {
+    if (!region) return;
+    var lang = (document.documentElement.lang || "en").slice(0, 2);
+    region.textContent = "";
+    setTimeout(function () { region.textContent = SAID[lang] || SAID.en; }, 100);
+  });
+  if (typeof document$ !== "undefined") document$.subscribe(setUp);
+  else document.addEventListener("DOMContentLoaded", setUp);
+})();
