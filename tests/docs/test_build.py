@@ -29,11 +29,14 @@ def test_strict_build_has_no_warnings(built_site):
     print(f"strict build: {built_site.seconds:.1f} s")
 
 
-def _figures(output: str) -> list[str]:
-    """The figures a block printed, except plots of timings measured when the
-    page ran (``figure_html(..., measured=True)``)."""
+def _figures(output: str) -> list[bytes]:
+    """The bytes of the figures a block printed, except plots of timings measured when
+    the page ran (``figure_html(..., measured=True)``). The stored output holds them as
+    data URIs; the built page references them as files named by the hash of these bytes
+    (site_tools/hooks.py), so equal bytes are equal files."""
     soup = BeautifulSoup(output, "html.parser")
-    return [img["src"] for img in soup.select("figure.built-figure:not(.measured) img")]
+    images = soup.select("figure.built-figure:not(.measured) img")
+    return [base64.b64decode(img["src"].split(",", 1)[1], validate=True) for img in images]
 
 
 def _drawing_calls(page: Path) -> set[str]:
