@@ -1,7 +1,8 @@
 // A figure opens full-size from an "Open full-size" button under it, in GLightbox
 // (its script and stylesheet come with mkdocs-glightbox, whose own wrapping of
-// images is off: `manual: true` in mkdocs.yml, since its link would repeat each
-// figure's data URI and double the page's weight).
+// images is off: `manual: true` in mkdocs.yml; its link around each image repeated
+// the figure's data URI when figures were inline). A built figure's image is a file
+// of assets/figures/, loaded lazily (site_tools/hooks.py); the lightbox opens that file.
 // - a diagram (an inline SVG in <figure class="diagram">) opens as a copy of its SVG,
 //   so that it keeps following the light/dark toggle;
 // - a built figure (<figure class="built-figure">, an <img>) opens as that image.
