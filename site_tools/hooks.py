@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
 import os
+import re
 import shutil
+import struct
 import sys
 import time
 from pathlib import Path
@@ -28,6 +31,39 @@ _AT_PAGE_START: list = [0]
 # The pages' programs, as the store opened them, by page: MkDocs renders every page's
 # Markdown first (on_page_markdown, on_page_content), then writes every page (on_post_page).
 _PROGRAMS: dict = {}
+
+# The pictures of a page (a built figure's SVG, a notebook's PNG) as files the page
+# references, named by a hash of their bytes, rather than data URIs in its HTML: a page
+# is about half as heavy, a picture is fetched once for every page that shows it, and
+# a picture below the fold only when the reader scrolls to it (loading="lazy"; its
+# width and height are given, so that the text does not move when it arrives). Each
+# edition has its own folder, so that either builds and is served alone.
+FIGURE_DIR = "assets/figures"
+_FIGURE_FILES: dict[str, bytes] = {}  # "assets/figures/<sha256[:16]>.svg" -> its bytes
+_IMG_TAG = re.compile(r"""<img\b(?:[^>"']|"[^"]*"|'[^']*')*>""")
+_DATA_SRC = re.compile(
+    r'\ssrc="data:image/(?P<kind>svg\+xml|png|gif);base64,(?P<data>[A-Za-z0-9+/=\s]+)"'
+)
+_SUFFIX = {"svg+xml": "svg", "png": "png", "gif": "gif"}
+_MIME = {suffix: f"image/{kind}" for kind, suffix in _SUFFIX.items()}
+_FILE_SRC = re.compile(
+    rf'\ssrc="(?P<up>(?:\.\./)*){FIGURE_DIR}/(?P<name>[0-9a-f]{{16}}\.(?:svg|png|gif))"'
+)
+_CSS_PX = {"": 1.0, "px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54}
+_SVG_BOX = re.compile(rb'viewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)\s*"')
+
+# A lab's copy buttons (mkdocs-jupyter 0.26.3's <clipboard-copy>) are named "Copy to
+# Clipboard" by an aria-label in every edition, and show "Copied!" for a second after a
+# click: a visible text their name does not contain (label-content-name-mismatch, even
+# with the notice aria-hidden). The name comes from the button's own words instead: the
+# notice, then "Copy to clipboard" for screen readers only (a11y.css), in the edition's
+# language; a screen reader hears the copy from the live region of figures.js.
+_CLIPBOARD = re.compile(
+    r'(<clipboard-copy\b[^>]*?)\s*,?\s*aria-label="Copy to Clipboard"([^>]*>\s*<div>\s*)'
+    r'<span class="notice" hidden(?:="")?>Copied!</span>'
+)
+CLIPBOARD_WORDS = {"en": ("Copy to clipboard", "Copied!"), "zh": ("复制", "已复制")}
+_EMPTY_SCRIPT = re.compile(r"""<script\s+src=(?:""|'')\s*>\s*</script>\n?""")
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = (ROOT / "attention_src", ROOT / "site_tools")
@@ -58,6 +94,7 @@ def _prune_since() -> float:
 def on_pre_build(config, **kwargs) -> None:
     _STARTED[:] = [time.time()]
     _EXECUTED.clear()
+    _FIGURE_FILES.clear()
     store.forget_code()
     # Under `mkdocs serve` the Python process lives on between rebuilds. Drop
     # the book's modules so that the next build imports the edited source
@@ -269,6 +306,7 @@ def on_post_build(config, **kwargs):
         removed = store.prune(_prune_since())
         if removed:
             log.info("store of executed outputs: %d unused entries removed", removed)
+    _write_figure_files(config["site_dir"])  # before anything reads the pages back
     # References to figures of other pages, now that every page's figures are numbered.
     numbering.resolve_site(config["site_dir"], _NUMBERS)
     _write_chapter_notebooks(config)
@@ -305,8 +343,8 @@ def _write_chapter_notebooks(config) -> None:
         if url.startswith("chapters/") and page.exists():
             if store.PENDING in page.read_text("utf-8"):
                 continue  # serve: outputs still being computed, no notebook yet
-            notebooks.write_notebook(
-                page.read_text("utf-8"),
+            notebooks.write_notebook(  # a notebook is one file: its figures inside
+                inline_figure_files(page.read_text("utf-8"), config["site_dir"]),
                 page_url=url,
                 site_dir=config["site_dir"],
                 cache=CHAPTER_NOTEBOOKS,
@@ -364,7 +402,12 @@ def on_page_content(html, page, config, files, **kwargs):
     # Listings included from attention_src copy with the imports they need; in the Chinese
     # edition they show and copy Chinese comments (i18n/comments.zh.yml).
     html = copytext.add_listing_copies(html, edition(config))
-    return i18n.chinese_listings(html) if edition(config) == "zh" else html
+    if edition(config) == "zh":
+        html = i18n.chinese_listings(html)
+    if page.file.src_uri.endswith(".ipynb"):
+        html = notebook_copy_buttons(html, edition(config))
+    # Pictures as files (before the search plugin reads the page: no data URIs to parse).
+    return figure_files(html, page.url)
 
 
 def on_post_page(output, page, config, **kwargs):
@@ -382,4 +425,114 @@ def on_post_page(output, page, config, **kwargs):
             i18n.chinese_copies(written)  # the listings' comments, as the page shows them
     else:
         copytext.write_page_copies(config["site_dir"], page.url, output)
-    return output
+    # mkdocs-jupyter loads MathJax from its option's URL, which is empty here (KaTeX
+    # typesets the labs): a <script src=""> that would fetch the page itself again.
+    return _EMPTY_SCRIPT.sub("", output)
+
+
+def _picture_size(kind: str, data: bytes) -> tuple[int, int] | None:
+    """A picture's width and height in CSS pixels, as a browser shows it (None when its
+    bytes do not say)."""
+    if kind == "png" and data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+        return struct.unpack(">II", data[16:24])
+    if kind == "gif" and data[:6] in (b"GIF87a", b"GIF89a"):
+        return struct.unpack("<HH", data[6:10])
+    if kind != "svg+xml":
+        return None
+    root = re.search(rb"<svg\b[^>]*>", data)
+    if root is None:
+        return None
+    sizes = []
+    for name in (b"width", b"height"):
+        value = re.search(rb"\s" + name + rb'="\s*([\d.]+)\s*([a-z]*)\s*"', root[0])
+        if value is None or value[2].decode() not in _CSS_PX:
+            break  # a percentage, or none: the viewBox's
+        sizes.append(float(value[1]) * _CSS_PX[value[2].decode()])
+    if len(sizes) < 2:
+        box = _SVG_BOX.search(root[0])
+        if box is None:
+            return None
+        sizes = [float(box[1]), float(box[2])]
+    width, height = (max(1, round(size)) for size in sizes)
+    return width, height
+
+
+def figure_files(html: str, page_url: str) -> str:
+    """The page with each data-URI picture (``<img src="data:image/svg+xml;base64,…">``,
+    PNG or GIF) turned into a reference to ``assets/figures/<sha256[:16]>.<suffix>`` of
+    its edition, relative to the page, loaded lazily, with its width and height; the
+    files are written by :func:`_write_figure_files`. A picture whose size its bytes do
+    not give stays inline."""
+    prefix = "../" * page_url.count("/")
+
+    def swap(tag: re.Match) -> str:
+        source = _DATA_SRC.search(tag[0])
+        if source is None:
+            return tag[0]
+        data = base64.b64decode(re.sub(r"\s", "", source["data"]), validate=True)
+        size = _picture_size(source["kind"], data)
+        if size is None:
+            return tag[0]
+        name = f"{FIGURE_DIR}/{hashlib.sha256(data).hexdigest()[:16]}.{_SUFFIX[source['kind']]}"
+        known = _FIGURE_FILES.setdefault(name, data)
+        if known != data:  # two pictures under one name: 64 bits of sha256 collided
+            raise ValueError(f"{page_url}: two different pictures are both named {name}")
+        attributes = f' src="{prefix}{name}"'
+        if not re.search(r"\s(width|height)=", tag[0]):
+            attributes += f' width="{size[0]}" height="{size[1]}"'
+        if not re.search(r"\sloading=", tag[0]):
+            attributes += ' loading="lazy" decoding="async"'
+        return tag[0][: source.start()] + attributes + tag[0][source.end() :]
+
+    return _IMG_TAG.sub(swap, html)
+
+
+def _write_figure_files(site_dir) -> None:
+    """This build's pictures under the edition's ``assets/figures/``; a file already
+    there with the same name has the same bytes (the name is their hash)."""
+    written = 0
+    for name, data in sorted(_FIGURE_FILES.items()):
+        path = Path(site_dir) / name
+        if path.exists() and path.stat().st_size == len(data):
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+        written += 1
+    if _FIGURE_FILES:
+        log.info("%d pictures as files (%d written)", len(_FIGURE_FILES), written)
+
+
+def inline_figure_files(html: str, site_dir) -> str:
+    """The page with its picture files (:func:`figure_files`) back as data URIs, read
+    from the edition's ``assets/figures/``: for a copy of the page that stands alone,
+    such as its notebook."""
+
+    def inline(source: re.Match) -> str:
+        name = source["name"]
+        data = _FIGURE_FILES.get(f"{FIGURE_DIR}/{name}")
+        if data is None:
+            data = (Path(site_dir) / FIGURE_DIR / name).read_bytes()
+        mime = _MIME[name.rsplit(".", 1)[1]]
+        return f' src="data:{mime};base64,{base64.b64encode(data).decode("ascii")}"'
+
+    return _FILE_SRC.sub(inline, html)
+
+
+def notebook_copy_buttons(html: str, language: str) -> str:
+    """A lab's copy buttons named by their words in the page's language (``_CLIPBOARD``);
+    mkdocs-jupyter's stray ``,`` attribute gone."""
+    name, notice = CLIPBOARD_WORDS[language]
+
+    def fix(match: re.Match) -> str:
+        opening = re.sub(r'\s,=""|(?<=")\s*,', "", match[1])  # as parsed, or as written
+        return (
+            f'{opening}{match[2]}<span class="notice" hidden>{notice}</span>'
+            f'<span class="a11y-visually-hidden">{name}</span>'
+        )
+
+    html = _CLIPBOARD.sub(fix, html)
+    if 'aria-label="Copy to Clipboard"' in html:  # another mkdocs-jupyter's markup
+        log.warning("a lab's copy button kept its English name: see hooks._CLIPBOARD")
+    return html

@@ -1,4 +1,8 @@
-"""The audit helpers of tests/docs/a11y.py, on tiny pages: they find what they must find."""
+"""The audit helpers of tests/docs/a11y.py, on tiny pages: they find what they must find.
+
+And two checks of the built site that the one visit of tests/docs/test_browser.py cannot
+make: the header's icons at 390 px (a rule outside the WCAG tags), and a lab's copy button
+after a click (its "Copied!" notice shows for a second)."""
 
 from __future__ import annotations
 
@@ -94,3 +98,66 @@ def test_first_visit_weight_sums_every_response(browser, tmp_path):
     assert by_name["big.js"]["gzip"] == a11y.gzip_size(script) < len(script)
     assert weight["total"] == sum(row["gzip"] for row in weight["responses"])
     assert weight["total"] >= a11y.gzip_size(body) + a11y.gzip_size(script)
+
+
+def test_header_icons_are_named_buttons(browser, site_url):
+    """At 390 px the header's drawer and search icons are ``<button>``s, named, that the
+    keyboard presses (overrides/main.html): a ``<label>`` may not take role="button"
+    (ARIA in HTML, axe's aria-allowed-role). Enter opens the drawer; Space opens the
+    search with the focus in its box. Both editions."""
+    for edition, names in (("", ("Navigation", "Search")), ("zh/", ("导航栏", "搜索"))):
+        page = browser.new_page(viewport={"width": 390, "height": 800})
+        try:
+            page.goto(f"{site_url}{edition}chapters/masks/", wait_until="load")
+            a11y.settle(page)
+            icons = page.evaluate(
+                """() => ['__drawer', '__search'].map((id) => {
+                  const el = document.querySelector(`header [for=${id}]`);
+                  return [el.tagName, el.getAttribute('aria-label'), !!el.offsetParent];
+                })"""
+            )
+            assert icons == [["BUTTON", names[0], True], ["BUTTON", names[1], True]], icons
+            a11y.run_axe(page)  # injects axe
+            allowed = page.evaluate(
+                """async () => (await axe.run(document, {runOnly: {type: 'rule',
+                  values: ['aria-allowed-role']}})).violations.map((v) => v.nodes.length)"""
+            )
+            assert allowed == [], f"{edition}: elements in roles they may not take: {allowed}"
+            page.focus("header [for=__drawer]")
+            page.keyboard.press("Enter")
+            assert page.evaluate("document.getElementById('__drawer').checked")
+            page.evaluate("document.getElementById('__drawer').click()")  # closed again
+            page.focus("header [for=__search]")
+            page.keyboard.press(" ")
+            page.wait_for_function("document.getElementById('__search').checked")
+            page.wait_for_function(
+                "document.activeElement.getAttribute('data-md-component') === 'search-query'"
+            )
+        finally:
+            page.close()
+
+
+def test_a_labs_copy_button_keeps_its_name_after_a_click(browser, site_url):
+    """A lab's copy button shows "Copied!" after a click: its name holds that text (no
+    label-content-name-mismatch then), and the live region says it (site_tools/hooks.py,
+    figures.js). Both editions."""
+    for edition, said in (("", "Copied to clipboard"), ("zh/", "已复制")):
+        context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+        page = context.new_page()
+        try:
+            page.goto(f"{site_url}{edition}labs/scaled-dot-product-lab/", wait_until="load")
+            a11y.settle(page)
+            button = page.locator(".md-content clipboard-copy").first
+            button.click()
+            page.wait_for_function(
+                "!document.querySelector('.md-content clipboard-copy .notice').hidden"
+            )
+            found = [v["id"] for v in a11y.run_axe(page)]
+            assert found == [], f"{edition}: after a copy: {found}"
+            page.wait_for_function(
+                "(t) => document.querySelector('.a11y-visually-hidden[role=status]')"
+                ".textContent === t",
+                arg=said,
+            )
+        finally:
+            context.close()

@@ -243,6 +243,7 @@ def test_chapter_screenshot(browser, site_url, artifacts_dir, mode, scheme):
         page = context.new_page()
         page.goto(site_url + CHAPTER)
         _settle(page)
+        page.evaluate(LOAD_PICTURES_JS)  # the lazy figures below the fold too
         shot = artifacts_dir / f"sdpa-{mode}.png"
         page.screenshot(path=str(shot), full_page=True)
         got = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
@@ -436,8 +437,25 @@ FIGURES_JS = r"""() => {
   };
 }"""
 
-# After every <details> is open: each figure's picture, drawn width against shown width.
-FIGURE_SIZES_JS = r"""() => {
+# Brings every lazy picture of the page in (each scrolled into view, as a reader would) and
+# waits until each has loaded or failed; back to the top after.
+LOAD_PICTURES_JS = r"""async () => {
+  for (const img of document.images) {
+    if (img.complete) continue;
+    img.scrollIntoView({block: 'center'});
+    await new Promise((done) => {
+      img.addEventListener('load', done, {once: true});
+      img.addEventListener('error', done, {once: true});
+      setTimeout(done, 5000);
+    });
+  }
+  window.scrollTo(0, 0);
+}"""
+
+# After every <details> is open: each figure's picture, drawn width against shown width (the
+# lazy ones scrolled into view first: a picture not loaded has no natural width to compare).
+FIGURE_SIZES_JS = r"""async () => {
+  await (LOAD_PICTURES)();
   const out = [];
   for (const fig of document.querySelectorAll('.md-content figure')) {
     const pic = fig.querySelector(':scope img, :scope > svg, :scope > a > img');
@@ -450,7 +468,8 @@ FIGURE_SIZES_JS = r"""() => {
       const pad = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight)
         + parseFloat(cs.borderLeftWidth) + parseFloat(cs.borderRightWidth);
       drawn = pic.naturalWidth;
-      out.push({id: fig.id || fig.dataset.number, drawn, shown: rect.width - pad});
+      out.push({id: fig.id || fig.dataset.number, drawn, shown: rect.width - pad,
+                unloaded: !(pic.complete && drawn > 0)});
     } else {
       const vb = pic.viewBox && pic.viewBox.baseVal;
       drawn = vb ? vb.width : 0;
@@ -458,7 +477,7 @@ FIGURE_SIZES_JS = r"""() => {
     }
   }
   return out;
-}"""
+}""".replace("LOAD_PICTURES", LOAD_PICTURES_JS)
 
 # Lists the page's copy buttons (Python blocks in page order, then notebook cells), each with the
 # text its block shows (what is rendered: elements hidden by CSS left out), and numbers the buttons
@@ -815,7 +834,9 @@ def test_no_figure_is_shown_smaller_than_drawn(page_reports):
     for rel, r in page_reports.items():
         problems = _unchecked(r)
         for size in r.get("sizes", []):
-            if size["drawn"] and size["shown"] < MIN_SHOWN * size["drawn"]:
+            if size.get("unloaded"):
+                problems.append(f"{size['id']}: its picture did not load when scrolled to")
+            elif size["drawn"] and size["shown"] < MIN_SHOWN * size["drawn"]:
                 problems.append(
                     f"{size['id']}: drawn {size['drawn']:.0f} px wide, shown at "
                     f"{size['shown']:.0f} px ({size['shown'] / size['drawn']:.0%})"

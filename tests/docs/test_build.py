@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -27,11 +29,14 @@ def test_strict_build_has_no_warnings(built_site):
     print(f"strict build: {built_site.seconds:.1f} s")
 
 
-def _figures(output: str) -> list[str]:
-    """The figures a block printed, except plots of timings measured when the
-    page ran (``figure_html(..., measured=True)``)."""
+def _figures(output: str) -> list[bytes]:
+    """The bytes of the figures a block printed, except plots of timings measured when
+    the page ran (``figure_html(..., measured=True)``). The stored output holds them as
+    data URIs; the built page references them as files named by the hash of these bytes
+    (site_tools/hooks.py), so equal bytes are equal files."""
     soup = BeautifulSoup(output, "html.parser")
-    return [img["src"] for img in soup.select("figure.built-figure:not(.measured) img")]
+    images = soup.select("figure.built-figure:not(.measured) img")
+    return [base64.b64decode(img["src"].split(",", 1)[1], validate=True) for img in images]
 
 
 def _drawing_calls(page: Path) -> set[str]:
@@ -162,14 +167,82 @@ def test_pages_load_nothing_from_other_hosts(built_site):
     assert offenders == []
 
 
-def test_figures_are_svg_with_alt_text(built_site):
-    chapter = built_site.dir / "chapters" / "scaled-dot-product-attention" / "index.html"
-    soup = BeautifulSoup(chapter.read_text(encoding="utf-8"), "html.parser")
-    figures = soup.select("figure.built-figure img")
-    assert figures, "the demonstration chapter should show at least one built figure"
-    for img in figures:
-        assert img["src"].startswith("data:image/svg+xml;base64,")
-        assert len(img.get("alt", "").split()) >= 5, "alt text should say what the figure shows"
+def test_figures_are_svg_files_with_alt_text(built_site):
+    """A built figure is an SVG file of its edition's ``assets/figures/``, named by the hash
+    of its bytes, that the page loads lazily at the size it gives (no layout shift)."""
+    for edition in (built_site.dir, built_site.dir / "zh"):
+        chapter = edition / "chapters" / "scaled-dot-product-attention" / "index.html"
+        text = chapter.read_text(encoding="utf-8")
+        figures = BeautifulSoup(text, "html.parser").select("figure.built-figure img")
+        assert figures, f"{chapter}: the demonstration chapter should show a built figure"
+        assert "data:image" not in text, f"{chapter}: a picture left inline"
+        for img in figures:
+            src = img["src"]
+            assert re.fullmatch(r"\.\./\.\./assets/figures/[0-9a-f]{16}\.svg", src), src
+            data = (chapter.parent / src).resolve().read_bytes()  # in this edition's folder
+            assert hashlib.sha256(data).hexdigest()[:16] == Path(src).stem, src
+            assert re.search(rb"<svg\b", data[:1000]), f"{src} is not an SVG"
+            assert img["loading"] == "lazy", src
+            assert int(img["width"]) > 100 and int(img["height"]) > 50, src
+            assert len(img.get("alt", "").split()) >= 5, "alt text should say what the figure shows"
+
+
+def test_figure_files_round_trip(tmp_path):
+    """hooks.figure_files turns a data-URI picture into a file reference with its size in
+    CSS pixels (SVG's pt, a PNG's pixels), and inline_figure_files puts the same bytes
+    back (a notebook embeds them); a picture whose size is unknown stays inline."""
+    from site_tools import hooks
+
+    svg = (
+        b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="489.6pt" '
+        b'height="180pt" viewBox="0 0 489.6 180"><rect width="1" height="1"/></svg>\n'
+    )
+    png = (
+        b"\x89PNG\r\n\x1a\n"
+        + b"\x00\x00\x00\rIHDR"
+        + (640).to_bytes(4, "big")
+        + (480).to_bytes(4, "big")
+        + b"\x08\x06\x00\x00\x00"
+    )
+    boxed = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 300 150"></svg>'
+    unsized = b'<svg xmlns="http://www.w3.org/2000/svg"></svg>'
+
+    def uri(kind: str, data: bytes) -> str:
+        return f"data:image/{kind};base64,{base64.b64encode(data).decode()}"
+
+    page = (
+        f'<figure class="built-figure"><img src="{uri("svg+xml", svg)}" alt="a"></figure>'
+        f'<img alt="b > c" src="{uri("png", png)}">'
+        f'<img src="{uri("svg+xml", boxed)}" alt="d" width="30">'
+        f'<img src="{uri("svg+xml", unsized)}" alt="e">'
+    )
+    hooks._FIGURE_FILES.clear()
+    out = hooks.figure_files(page, "chapters/masks/")
+    imgs = BeautifulSoup(out, "html.parser").find_all("img")
+    names = {kind: f"{hashlib.sha256(data).hexdigest()[:16]}" for kind, data in
+             (("svg", svg), ("png", png), ("boxed", boxed))}  # fmt: skip
+    assert imgs[0]["src"] == f"../../assets/figures/{names['svg']}.svg"
+    assert (imgs[0]["width"], imgs[0]["height"]) == ("653", "240")  # 489.6 pt, 180 pt
+    assert imgs[0]["loading"] == "lazy" and imgs[0]["alt"] == "a"
+    assert imgs[1]["src"] == f"../../assets/figures/{names['png']}.png"
+    assert (imgs[1]["width"], imgs[1]["height"], imgs[1]["alt"]) == ("640", "480", "b > c")
+    assert imgs[2]["src"].endswith(f"{names['boxed']}.svg") and imgs[2]["width"] == "30"
+    assert not imgs[2].has_attr("height"), "a size the page gives is kept as it is"
+    assert imgs[3]["src"] == uri("svg+xml", unsized), "a picture of unknown size stays inline"
+    home = hooks.figure_files(page, "")  # the home page: no folder to climb out of
+    assert f'<img src="assets/figures/{names["svg"]}.svg"' in home
+    hooks._write_figure_files(tmp_path)
+    assert sorted(p.name for p in (tmp_path / "assets" / "figures").iterdir()) == sorted(
+        [f"{names['svg']}.svg", f"{names['png']}.png", f"{names['boxed']}.svg"]
+    )
+    hooks._FIGURE_FILES.clear()  # the notebook reads the files back from the site
+    back = BeautifulSoup(hooks.inline_figure_files(out, tmp_path), "html.parser")
+    assert [img["src"] for img in back.find_all("img")] == [
+        uri("svg+xml", svg),
+        uri("png", png),
+        uri("svg+xml", boxed),
+        uri("svg+xml", unsized),
+    ]
 
 
 def test_labs_offer_their_notebook_for_download(built_site):
@@ -185,3 +258,31 @@ def test_labs_offer_their_notebook_for_download(built_site):
         assert not EXTERNAL.match(link["href"]) and not link["href"].startswith("/")
         notebook = json.loads((lab / link["href"]).read_text(encoding="utf-8"))
         assert notebook["cells"], f"{lab.name}: the downloaded notebook is empty"
+
+
+def test_lab_copy_buttons_are_named_by_their_words():
+    """A lab's copy button (mkdocs-jupyter's ``<clipboard-copy>``) loses its English
+    aria-label: its name is its words, "Copied!" (shown after a click) then the edition's
+    "Copy to clipboard" for screen readers, so the name holds the visible text; the empty
+    ``<script src="">`` of mkdocs-jupyter's MathJax goes."""
+    from site_tools import hooks
+
+    for raw in (  # as mkdocs-jupyter's template writes it, and as the page arrives parsed
+        '<clipboard-copy for="cell-1", aria-label="Copy to Clipboard">\n<div>\n'
+        '<span class="notice" hidden>Copied!</span><svg aria-hidden="true"></svg>',
+        '<clipboard-copy ,="" aria-label="Copy to Clipboard" for="cell-1">\n<div>\n'
+        '<span class="notice" hidden="">Copied!</span><svg aria-hidden="true"></svg>',
+    ):
+        for language, words in hooks.CLIPBOARD_WORDS.items():
+            button = BeautifulSoup(hooks.notebook_copy_buttons(raw, language), "html.parser")
+            copy = button.find("clipboard-copy")
+            assert dict(copy.attrs) == {"for": "cell-1"}, copy.attrs
+            notice = copy.find("span", class_="notice")
+            assert notice.has_attr("hidden") and notice.get_text() == words[1]
+            spoken = copy.find("span", class_="a11y-visually-hidden")
+            assert spoken.get_text() == words[0], language
+            assert copy.get_text(" ", strip=True) == f"{words[1]} {words[0]}"
+    kept = '<script src="a.js"></script>'
+    assert hooks._EMPTY_SCRIPT.sub("", f'<!-- mathjax -->\n<script src=""> </script>\n{kept}') == (
+        f"<!-- mathjax -->\n{kept}"
+    )

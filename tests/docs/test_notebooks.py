@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import os
 import re
@@ -91,6 +92,34 @@ def test_each_notebook_is_its_page(built_site):
         assert "pip install" in notebook.cells[0].source, f"{stem}: no install line first"
         printed = [c for c in cells if c.outputs]
         assert printed or not cells, f"{stem}: no output of the build attached"
+
+
+def test_notebooks_embed_the_figures_their_pages_load(built_site):
+    """A chapter loads its built figures from files of ``assets/figures/``
+    (site_tools/hooks.py); its notebook, one file, holds the same bytes, in both editions."""
+    checked = 0
+    for edition in (built_site.dir, built_site.dir / "zh"):
+        for stem in nav_chapters():
+            page = edition / "chapters" / stem / "index.html"
+            soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+            figures = [
+                (page.parent / img["src"]).resolve().read_bytes().decode("utf-8")
+                for img in soup.select("figure.built-figure > img")
+            ]
+            if not figures:
+                continue
+            notebook = nbformat.read(chapter_notebook(edition, stem), as_version=4)
+            embedded = set()
+            for cell in notebook.cells:
+                for output in cell.get("outputs", []):
+                    embedded.add(output.get("data", {}).get("image/svg+xml"))
+                for attachment in cell.get("attachments", {}).values():
+                    data = attachment.get("image/svg+xml")
+                    embedded.add(data and base64.b64decode(data).decode("utf-8"))
+            missing = [k for k, svg in enumerate(figures) if svg not in embedded]
+            assert missing == [], f"{page}: figures {missing} of {len(figures)} not in its notebook"
+            checked += len(figures)
+    assert checked >= 40, f"only {checked} built figures found in the chapters"
 
 
 def test_a_notebook_runs_in_a_fresh_kernel(built_site, tmp_path):

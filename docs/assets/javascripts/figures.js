@@ -1,7 +1,8 @@
 // A figure opens full-size from an "Open full-size" button under it, in GLightbox
 // (its script and stylesheet come with mkdocs-glightbox, whose own wrapping of
-// images is off: `manual: true` in mkdocs.yml, since its link would repeat each
-// figure's data URI and double the page's weight).
+// images is off: `manual: true` in mkdocs.yml; its link around each image repeated
+// the figure's data URI when figures were inline). A built figure's image is a file
+// of assets/figures/, loaded lazily (site_tools/hooks.py); the lightbox opens that file.
 // - a diagram (an inline SVG in <figure class="diagram">) opens as a copy of its SVG,
 //   so that it keeps following the light/dark toggle;
 // - a built figure (<figure class="built-figure">, an <img>) opens as that image.
@@ -105,3 +106,26 @@
   else document.addEventListener("DOMContentLoaded", later);
 })();
 
+
+// A lab's copy buttons (mkdocs-jupyter's <clipboard-copy>) show "Copied!" for a second
+// after a click, a word of their name (site_tools/hooks.py) that a screen reader
+// hears only on the focused button: this polite live region says it as it happens.
+(function () {
+  var SAID = { en: "Copied to clipboard", zh: "已复制" };
+  var region = null;
+  function setUp() {
+    if (region || !document.querySelector("clipboard-copy")) return;
+    region = document.createElement("div");
+    region.className = "a11y-visually-hidden";
+    region.setAttribute("role", "status");
+    document.body.appendChild(region);
+  }
+  document.addEventListener("clipboard-copy", function () {
+    if (!region) return;
+    var lang = (document.documentElement.lang || "en").slice(0, 2);
+    region.textContent = "";
+    setTimeout(function () { region.textContent = SAID[lang] || SAID.en; }, 100);
+  });
+  if (typeof document$ !== "undefined") document$.subscribe(setUp);
+  else document.addEventListener("DOMContentLoaded", setUp);
+})();
