@@ -1,0 +1,450 @@
+/*
+ * attention-live.js: the site's models, run in the reader's browser.
+ *
+ * One readable forward pass in plain JavaScript, no dependency, nothing from
+ * another host. The same steps, in the same order and under the same names, as
+ * the lesson modules in attention_src/ (scaled_dot_product.py, multi_head.py,
+ * feed_forward.py, encoder.py, models/minilm.py), so that a reader can hold
+ * the two side by side.
+ *
+ * How it loads: a classic script (no module syntax), listed in mkdocs.yml's
+ * extra_javascript, that attaches everything to `window.AttentionLive`.
+ * Classic scripts, not ES modules, because Chromium refuses module scripts
+ * from file:// (a saved copy of the site) while classic ones still run there.
+ * Other files build on it the same way (attention-live-small.js, wordpiece.js):
+ * they read `window.AttentionLive.ops` when they run.
+ *
+ * Layout (the contract every op keeps):
+ *   - A tensor is `{data: Float32Array, shape: [..]}`, row-major (C order):
+ *     the last axis is contiguous, as a contiguous torch tensor.
+ *   - One sequence at a time, no batch axis: a sequence is `[L, D]`
+ *     (L tokens, D features); per-head tensors are `[H, L, Dh]`; attention
+ *     weights are `[H, L, S]` (H heads, L queries, S keys).
+ *   - A linear layer's weight is `[out, in]` and its bias `[out]`, exactly as
+ *     torch.nn.Linear stores them: y = x W^T + b.
+ *   - LayerNorm's gamma and beta are `[D]` (torch: weight, bias).
+ *   - A mask is `{data: Uint8Array, shape: [L, S]}` or a key mask
+ *     `{data: Uint8Array, shape: [S]}` (broadcast over queries); 1 = may attend,
+ *     0 = hidden, as the lessons' bool masks (True = may attend).
+ *   - Sums are taken in double precision (JavaScript numbers), results stored
+ *     in float32: the page and PyTorch agree to float32 rounding.
+ *
+ * The ops (window.AttentionLive.ops):
+ *   tensor(data, shape), zeros(shape), embedding(table, ids), add(a, b),
+ *   linear(x, W, b), layerNorm(x, gamma, beta, eps), softmax(x),
+ *   relu(x), gelu(x), splitHeads(x, H), mergeHeads(x),
+ *   scaledDotProductAttention(q, k, v, mask, scale), causalMask(L),
+ *   keyMask(keep), multiHeadAttention(x, p, numHeads, mask, context),
+ *   feedForward(x, p, activation), encoderLayer(x, p, o),
+ *   sinusoidalPositionalEncoding(L, D), meanPool(x, keep), cosine(a, b).
+ */
+(function () {
+  "use strict";
+
+  // ---- tensors --------------------------------------------------------------
+
+  function numel(shape) {
+    let n = 1;
+    for (const s of shape) n *= s;
+    return n;
+  }
+
+  function shapeStr(shape) {
+    return "(" + shape.join(", ") + ")";
+  }
+
+  /** A tensor: its numbers (Float32Array) and its shape, checked against each other. */
+  function tensor(data, shape) {
+    if (!(data instanceof Float32Array)) data = Float32Array.from(data);
+    if (data.length !== numel(shape)) {
+      throw new RangeError(
+        "tensor: " + data.length + " numbers do not fill shape " + shapeStr(shape),
+      );
+    }
+    return { data: data, shape: shape.slice() };
+  }
+
+  function zeros(shape) {
+    return { data: new Float32Array(numel(shape)), shape: shape.slice() };
+  }
+
+  function expectRank(name, t, rank, legend) {
+    if (!t || !t.shape || t.shape.length !== rank) {
+      throw new TypeError(
+        name + " must be " + legend + ", got shape " + (t && t.shape ? shapeStr(t.shape) : String(t)),
+      );
+    }
+  }
+
+  // ---- embedding, add --------------------------------------------------------
+
+  /** Rows of `table` [V, D] picked by `ids` (integers) -> [L, D] (nn.Embedding). */
+  function embedding(table, ids) {
+    expectRank("table", table, 2, "[V, D]");
+    const [V, D] = table.shape;
+    const out = zeros([ids.length, D]);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (!(Number.isInteger(id) && id >= 0 && id < V)) {
+        throw new RangeError("embedding: id " + id + " at position " + i + " is outside 0.." + (V - 1));
+      }
+      out.data.set(table.data.subarray(id * D, (id + 1) * D), i * D);
+    }
+    return out;
+  }
+
+  /** a + b, elementwise; b has a's shape, or is one row [D] added to every row of a. */
+  function add(a, b) {
+    const n = a.data.length;
+    const m = b.data.length;
+    if (m !== n && !(b.shape.length === 1 && b.shape[0] === a.shape[a.shape.length - 1])) {
+      throw new RangeError("add: shapes " + shapeStr(a.shape) + " and " + shapeStr(b.shape) + " do not match");
+    }
+    const out = zeros(a.shape);
+    for (let i = 0; i < n; i++) out.data[i] = a.data[i] + b.data[i % m];
+    return out;
+  }
+
+  // ---- linear, LayerNorm ----------------------------------------------------
+
+  /** y = x W^T + b: x [L, in], W [out, in] (torch.nn.Linear's layout), b [out] or null -> [L, out]. */
+  function linear(x, W, b) {
+    expectRank("x", x, 2, "[L, in]");
+    expectRank("W", W, 2, "[out, in]");
+    const [L, n] = x.shape;
+    const [m, n2] = W.shape;
+    if (n !== n2) {
+      throw new RangeError("linear: x " + shapeStr(x.shape) + " has " + n + " features, W " + shapeStr(W.shape) + " expects " + n2);
+    }
+    if (b && b.data.length !== m) {
+      throw new RangeError("linear: bias " + shapeStr(b.shape) + " must have " + m + " entries");
+    }
+    const X = x.data;
+    const w = W.data;
+    const out = zeros([L, m]);
+    const Y = out.data;
+    for (let i = 0; i < L; i++) {
+      const xi = i * n;
+      for (let j = 0; j < m; j++) {
+        const wj = j * n;
+        let s = 0;
+        for (let k = 0; k < n; k++) s += X[xi + k] * w[wj + k];
+        Y[i * m + j] = b ? s + b.data[j] : s;
+      }
+    }
+    return out;
+  }
+
+  /** Each row of x [L, D] to mean 0 and variance 1 (biased, as torch), then gamma * . + beta. */
+  function layerNorm(x, gamma, beta, eps) {
+    expectRank("x", x, 2, "[L, D]");
+    const [L, D] = x.shape;
+    if (gamma.data.length !== D) {
+      throw new RangeError("layerNorm: gamma " + shapeStr(gamma.shape) + " must have D = " + D + " entries");
+    }
+    const out = zeros([L, D]);
+    for (let i = 0; i < L; i++) {
+      const row = x.data.subarray(i * D, (i + 1) * D);
+      let mean = 0;
+      for (let k = 0; k < D; k++) mean += row[k];
+      mean /= D;
+      let variance = 0;
+      for (let k = 0; k < D; k++) variance += (row[k] - mean) * (row[k] - mean);
+      variance /= D;
+      const inv = 1 / Math.sqrt(variance + eps);
+      for (let k = 0; k < D; k++) {
+        const normed = (row[k] - mean) * inv;
+        out.data[i * D + k] = normed * gamma.data[k] + (beta ? beta.data[k] : 0);
+      }
+    }
+    return out;
+  }
+
+  // ---- softmax and activations ----------------------------------------------
+
+  /**
+   * Softmax over the last axis, the lesson's stable way (attention_src/softmax.py):
+   * 1) shift each row by its maximum, 2) exponentiate, 3) divide by the total.
+   * A row of all -Infinity (every key hidden) stays all zeros.
+   */
+  function softmax(x) {
+    const S = x.shape[x.shape.length - 1];
+    const rows = x.data.length / S;
+    const out = zeros(x.shape);
+    for (let r = 0; r < rows; r++) {
+      const o = r * S;
+      let rowMax = -Infinity;
+      for (let j = 0; j < S; j++) if (x.data[o + j] > rowMax) rowMax = x.data[o + j];
+      if (!Number.isFinite(rowMax)) rowMax = 0;
+      let total = 0;
+      const e = new Float64Array(S);
+      for (let j = 0; j < S; j++) {
+        e[j] = Math.exp(x.data[o + j] - rowMax); // exp(-inf) = 0 for hidden keys
+        total += e[j];
+      }
+      if (!(total > 0)) total = 1;
+      for (let j = 0; j < S; j++) out.data[o + j] = e[j] / total;
+    }
+    return out;
+  }
+
+  function relu(x) {
+    const out = zeros(x.shape);
+    for (let i = 0; i < x.data.length; i++) out.data[i] = x.data[i] > 0 ? x.data[i] : 0;
+    return out;
+  }
+
+  /**
+   * erf(z), for the exact GELU. JavaScript has no Math.erf: this is W. J. Cody's
+   * rational approximation as in Numerical Recipes' erfc (Chebyshev fit,
+   * fractional error below 1.2e-7, under float32's rounding).
+   */
+  function erf(z) {
+    const t = 1 / (1 + 0.5 * Math.abs(z));
+    const r =
+      t *
+      Math.exp(
+        -z * z - 1.26551223 +
+          t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
+          t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+      );
+    return z >= 0 ? 1 - r : r - 1;
+  }
+
+  /** GELU, the exact (erf) form: x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)), as F.gelu. */
+  function gelu(x) {
+    const out = zeros(x.shape);
+    for (let i = 0; i < x.data.length; i++) {
+      const v = x.data[i];
+      out.data[i] = 0.5 * v * (1 + erf(v / Math.SQRT2));
+    }
+    return out;
+  }
+
+  // ---- heads ----------------------------------------------------------------
+
+  /** [L, D] -> [H, L, Dh]: cut the features into H slices of width Dh (split_heads). */
+  function splitHeads(x, H) {
+    expectRank("x", x, 2, "[L, D]");
+    const [L, D] = x.shape;
+    if (D % H !== 0) throw new RangeError("splitHeads: D = " + D + " is not divisible by H = " + H);
+    const Dh = D / H;
+    const out = zeros([H, L, Dh]);
+    for (let h = 0; h < H; h++)
+      for (let i = 0; i < L; i++)
+        for (let d = 0; d < Dh; d++) out.data[(h * L + i) * Dh + d] = x.data[i * D + h * Dh + d];
+    return out;
+  }
+
+  /** [H, L, Dh] -> [L, H * Dh]: the heads' outputs side by side again (merge_heads). */
+  function mergeHeads(x) {
+    expectRank("x", x, 3, "[H, L, Dh]");
+    const [H, L, Dh] = x.shape;
+    const D = H * Dh;
+    const out = zeros([L, D]);
+    for (let h = 0; h < H; h++)
+      for (let i = 0; i < L; i++)
+        for (let d = 0; d < Dh; d++) out.data[i * D + h * Dh + d] = x.data[(h * L + i) * Dh + d];
+    return out;
+  }
+
+  // ---- masks ----------------------------------------------------------------
+
+  /** [L, L]: query i may attend to keys 0..i (the causal mask, True on and below the diagonal). */
+  function causalMask(L) {
+    const data = new Uint8Array(L * L);
+    for (let i = 0; i < L; i++) for (let j = 0; j <= i; j++) data[i * L + j] = 1;
+    return { data: data, shape: [L, L] };
+  }
+
+  /** [S]: a key mask from a list of booleans (true = real token, false = padding). */
+  function keyMask(keep) {
+    return { data: Uint8Array.from(keep, (k) => (k ? 1 : 0)), shape: [keep.length] };
+  }
+
+  function maskAllows(mask, L, S) {
+    if (!mask) return () => true;
+    if (mask.shape.length === 1 && mask.shape[0] === S) return (i, j) => mask.data[j] === 1;
+    if (mask.shape.length === 2 && mask.shape[0] === L && mask.shape[1] === S) {
+      return (i, j) => mask.data[i * S + j] === 1;
+    }
+    throw new RangeError("mask " + shapeStr(mask.shape) + " fits neither [L, S] = [" + L + ", " + S + "] nor [S]");
+  }
+
+  // ---- attention ------------------------------------------------------------
+
+  /**
+   * scaled_dot_product_attention: q [H, L, Dk], k [H, S, Dk], v [H, S, Dv],
+   * mask [L, S] or [S] or null (1 = may attend), scale (default 1 / sqrt(Dk))
+   * -> {output [H, L, Dv], weights [H, L, S]}.
+   */
+  function scaledDotProductAttention(q, k, v, mask, scale) {
+    expectRank("q", q, 3, "[H, L, Dk]");
+    expectRank("k", k, 3, "[H, S, Dk]");
+    expectRank("v", v, 3, "[H, S, Dv]");
+    const [H, L, Dk] = q.shape;
+    const S = k.shape[1];
+    const Dv = v.shape[2];
+    if (k.shape[0] !== H || v.shape[0] !== H || k.shape[2] !== Dk || v.shape[1] !== S) {
+      throw new RangeError(
+        "scaledDotProductAttention: q " + shapeStr(q.shape) + ", k " + shapeStr(k.shape) + ", v " + shapeStr(v.shape) + " do not agree",
+      );
+    }
+    if (scale === undefined || scale === null) scale = 1 / Math.sqrt(Dk);
+    const allowed = maskAllows(mask, L, S);
+    // 1) similarity of every query with every key
+    const scores = zeros([H, L, S]);
+    for (let h = 0; h < H; h++)
+      for (let i = 0; i < L; i++) {
+        const qi = (h * L + i) * Dk;
+        for (let j = 0; j < S; j++) {
+          // 2) hide what the mask forbids: exp(-inf) = 0, so those keys get weight 0
+          if (!allowed(i, j)) {
+            scores.data[(h * L + i) * S + j] = -Infinity;
+            continue;
+          }
+          const kj = (h * S + j) * Dk;
+          let s = 0;
+          for (let d = 0; d < Dk; d++) s += q.data[qi + d] * k.data[kj + d];
+          scores.data[(h * L + i) * S + j] = s * scale;
+        }
+      }
+    // 3) turn each row of scores into weights that sum to 1
+    const weights = softmax(scores);
+    // 4) each output is the weighted average of the values
+    const output = zeros([H, L, Dv]);
+    for (let h = 0; h < H; h++)
+      for (let i = 0; i < L; i++) {
+        const o = (h * L + i) * Dv;
+        for (let j = 0; j < S; j++) {
+          const w = weights.data[(h * L + i) * S + j];
+          if (w === 0) continue;
+          const vj = (h * S + j) * Dv;
+          for (let d = 0; d < Dv; d++) output.data[o + d] += w * v.data[vj + d];
+        }
+      }
+    return { output: output, weights: weights };
+  }
+
+  /**
+   * MultiHeadAttention.forward: x [L, D]; p = {q_proj, k_proj, v_proj, out_proj},
+   * each {weight [D, D], bias [D] or null}; context [S, D] for cross-attention
+   * (keys and values from it), or null for self-attention
+   * -> {output [L, D], weights [H, L, S]}, one map per head.
+   */
+  function multiHeadAttention(x, p, numHeads, mask, context) {
+    context = context || x;
+    // 1) project, then cut each projection into H heads
+    const q = splitHeads(linear(x, p.q_proj.weight, p.q_proj.bias), numHeads); // [H, L, Dh]
+    const k = splitHeads(linear(context, p.k_proj.weight, p.k_proj.bias), numHeads); // [H, S, Dh]
+    const v = splitHeads(linear(context, p.v_proj.weight, p.v_proj.bias), numHeads); // [H, S, Dh]
+    // 2) every head attends independently
+    const r = scaledDotProductAttention(q, k, v, mask); // output [H, L, Dh]
+    // 3) put the heads side by side and mix them
+    return { output: linear(mergeHeads(r.output), p.out_proj.weight, p.out_proj.bias), weights: r.weights };
+  }
+
+  /** FeedForward.forward: linear2(activation(linear1(x))); activation "relu" or "gelu". */
+  function feedForward(x, p, activation) {
+    const act = { relu: relu, gelu: gelu }[activation];
+    if (!act) throw new TypeError('feedForward: activation must be "relu" or "gelu", got ' + activation);
+    const hidden = act(linear(x, p.linear1.weight, p.linear1.bias)); // [L, d_ff]
+    return linear(hidden, p.linear2.weight, p.linear2.bias); // [L, D]
+  }
+
+  /**
+   * EncoderLayer.forward (attention_src/encoder.py): p = {self_attn, ff, norm1, norm2}
+   * (norms: {weight, bias}); o = {numHeads, activation, normFirst, eps}
+   * -> {output [L, D], weights [H, L, L]}.
+   */
+  function encoderLayer(x, p, o, mask) {
+    const eps = o.eps === undefined ? 1e-5 : o.eps;
+    const norm1 = (t) => layerNorm(t, p.norm1.weight, p.norm1.bias, eps);
+    const norm2 = (t) => layerNorm(t, p.norm2.weight, p.norm2.bias, eps);
+    if (o.normFirst) {
+      const a = multiHeadAttention(norm1(x), p.self_attn, o.numHeads, mask);
+      x = add(x, a.output);
+      x = add(x, feedForward(norm2(x), p.ff, o.activation));
+      return { output: x, weights: a.weights };
+    }
+    const a = multiHeadAttention(x, p.self_attn, o.numHeads, mask);
+    x = norm1(add(x, a.output));
+    x = norm2(add(x, feedForward(x, p.ff, o.activation)));
+    return { output: x, weights: a.weights };
+  }
+
+  /** The sinusoidal table [L, D] of attention_src/positional.py: sin on even features, cos on odd. */
+  function sinusoidalPositionalEncoding(L, D) {
+    const pe = zeros([L, D]);
+    for (let p = 0; p < L; p++)
+      for (let twoI = 0; twoI < D; twoI += 2) {
+        const angle = p / Math.pow(10000, twoI / D);
+        pe.data[p * D + twoI] = Math.sin(angle);
+        if (twoI + 1 < D) pe.data[p * D + twoI + 1] = Math.cos(angle);
+      }
+    return pe;
+  }
+
+  /** mean_pool: the average of x [L, D] over the rows where keep is true, scaled to length 1 -> [D]. */
+  function meanPool(x, keep) {
+    const [L, D] = x.shape;
+    const mean = new Float64Array(D);
+    let count = 0;
+    for (let i = 0; i < L; i++) {
+      if (keep && !keep[i]) continue;
+      count++;
+      for (let d = 0; d < D; d++) mean[d] += x.data[i * D + d];
+    }
+    let norm = 0;
+    for (let d = 0; d < D; d++) {
+      mean[d] /= Math.max(count, 1);
+      norm += mean[d] * mean[d];
+    }
+    norm = Math.max(Math.sqrt(norm), 1e-12); // F.normalize's eps
+    const out = zeros([D]);
+    for (let d = 0; d < D; d++) out.data[d] = mean[d] / norm;
+    return out;
+  }
+
+  /** Cosine similarity of two vectors [D]. */
+  function cosine(a, b) {
+    let ab = 0;
+    let aa = 0;
+    let bb = 0;
+    for (let d = 0; d < a.data.length; d++) {
+      ab += a.data[d] * b.data[d];
+      aa += a.data[d] * a.data[d];
+      bb += b.data[d] * b.data[d];
+    }
+    return ab / Math.max(Math.sqrt(aa * bb), 1e-12);
+  }
+
+  const ops = {
+    tensor: tensor,
+    zeros: zeros,
+    numel: numel,
+    shapeStr: shapeStr,
+    embedding: embedding,
+    add: add,
+    linear: linear,
+    layerNorm: layerNorm,
+    softmax: softmax,
+    relu: relu,
+    erf: erf,
+    gelu: gelu,
+    splitHeads: splitHeads,
+    mergeHeads: mergeHeads,
+    causalMask: causalMask,
+    keyMask: keyMask,
+    scaledDotProductAttention: scaledDotProductAttention,
+    multiHeadAttention: multiHeadAttention,
+    feedForward: feedForward,
+    encoderLayer: encoderLayer,
+    sinusoidalPositionalEncoding: sinusoidalPositionalEncoding,
+    meanPool: meanPool,
+    cosine: cosine,
+  };
+
+  window.AttentionLive = window.AttentionLive || {};
+  window.AttentionLive.ops = ops;
+})();
