@@ -123,10 +123,12 @@
     const w = W.data;
     const out = zeros([L, m]);
     const Y = out.data;
-    for (let i = 0; i < L; i++) {
-      const xi = i * n;
-      for (let j = 0; j < m; j++) {
-        const wj = j * n;
+    // output feature j of token i: the dot product of W's row j with x's row i
+    // (W's row outside, so that each row of W is read from memory once)
+    for (let j = 0; j < m; j++) {
+      const wj = j * n;
+      for (let i = 0; i < L; i++) {
+        const xi = i * n;
         let s = 0;
         for (let k = 0; k < n; k++) s += X[xi + k] * w[wj + k];
         Y[i * m + j] = b ? s + b.data[j] : s;
@@ -447,4 +449,357 @@
 
   window.AttentionLive = window.AttentionLive || {};
   window.AttentionLive.ops = ops;
+
+  // ==== MiniLM (attention_src/models/minilm.py) on the reader's sentence ======
+  //
+  // The weights come from the build (site_tools/live_hooks.py): model.json lists
+  // every tensor of MiniLM's state dict under our names (embedding.word.weight,
+  // layers.0.self_attn.q_proj.weight, ...) with its shape and where it lies in
+  // weights-<key>.bin: a matrix as int16 with one float32 scale per row
+  // (value = int16 * scale[row]), a vector as float32.
+
+  /** The tensors of the file, back in float32, by name. */
+  function readTensors(manifest, buffer) {
+    const params = {};
+    for (const [name, t] of Object.entries(manifest.tensors)) {
+      const n = numel(t.shape);
+      if (t.dtype === "float32") {
+        params[name] = tensor(new Float32Array(buffer, t.offset, n).slice(), t.shape);
+      } else if (t.dtype === "int16-rows") {
+        const [rows, cols] = t.shape;
+        const q = new Int16Array(buffer, t.offset, n);
+        const scales = new Float32Array(buffer, t.scales, rows);
+        const data = new Float32Array(n);
+        for (let r = 0; r < rows; r++)
+          for (let c = 0; c < cols; c++) data[r * cols + c] = q[r * cols + c] * scales[r];
+        params[name] = tensor(data, t.shape);
+      } else {
+        throw new TypeError("unknown dtype " + t.dtype + " for " + name + " in model.json");
+      }
+    }
+    return params;
+  }
+
+  /** The bytes at `url`, reporting (bytes so far, total) as they arrive. */
+  async function fetchBytes(url, total, onProgress) {
+    const response = await fetch(url);
+    if (!response.ok) throw new LoadError(response.status + " " + response.statusText, url);
+    if (!response.body || !response.body.getReader) {
+      const whole = await response.arrayBuffer();
+      onProgress(whole.byteLength, total);
+      return whole;
+    }
+    const reader = response.body.getReader();
+    let out = new Uint8Array(total || 1 << 20);
+    let got = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (got + value.length > out.length) {
+        const bigger = new Uint8Array(Math.max(out.length * 2, got + value.length));
+        bigger.set(out.subarray(0, got));
+        out = bigger;
+      }
+      out.set(value, got);
+      got += value.length;
+      onProgress(got, total);
+    }
+    if (total && got !== total) throw new LoadError("got " + got + " of " + total + " bytes", url);
+    return out.buffer.slice(0, got);
+  }
+
+  class LoadError extends Error {
+    constructor(why, url) {
+      super(why);
+      this.url = url;
+    }
+  }
+
+  /**
+   * Load MiniLM: model.json, then its weights and vocabulary ->
+   * {manifest, config, params, vocabText}. onProgress(bytes, total) follows the download.
+   */
+  async function loadMiniLM(manifestUrl, onProgress) {
+    const base = new URL(manifestUrl, document.baseURI);
+    const response = await fetch(base);
+    if (!response.ok) throw new LoadError(response.status + " " + response.statusText, base.href);
+    const manifest = await response.json();
+    const total = manifest.bytes + manifest.vocab_bytes;
+    const progress = onProgress || (() => {});
+    const buffer = await fetchBytes(new URL(manifest.weights, base), manifest.bytes, (got) =>
+      progress(got, total),
+    );
+    const vocabResponse = await fetch(new URL(manifest.vocab, base));
+    if (!vocabResponse.ok) {
+      throw new LoadError(vocabResponse.status + " " + vocabResponse.statusText, manifest.vocab);
+    }
+    const vocabText = await vocabResponse.text();
+    progress(total, total);
+    return { manifest: manifest, config: manifest.config, params: readTensors(manifest, buffer), vocabText: vocabText };
+  }
+
+  /** The parameters of layer i, shaped as EncoderLayer's modules. */
+  function layerParams(params, i) {
+    const p = "layers." + i + ".";
+    const lin = (name) => ({ weight: params[p + name + ".weight"], bias: params[p + name + ".bias"] });
+    return {
+      self_attn: { q_proj: lin("self_attn.q_proj"), k_proj: lin("self_attn.k_proj"), v_proj: lin("self_attn.v_proj"), out_proj: lin("self_attn.out_proj") },
+      ff: { linear1: lin("ff.linear1"), linear2: lin("ff.linear2") },
+      norm1: lin("norm1"),
+      norm2: lin("norm2"),
+    };
+  }
+
+  /** BertEmbedding.forward: word + position + token type (all 0: one sentence), then LayerNorm. */
+  function bertEmbedding(model, ids) {
+    const P = model.params;
+    const positions = ids.map((_, i) => i); // 0, 1, ..., L - 1
+    const tokenTypes = ids.map(() => 0);
+    const x = add(
+      add(embedding(P["embedding.word.weight"], ids), embedding(P["embedding.position.weight"], positions)),
+      embedding(P["embedding.token_type.weight"], tokenTypes),
+    ); // [L, D]
+    return layerNorm(x, P["embedding.norm.weight"], P["embedding.norm.bias"], model.config.layer_norm_eps);
+  }
+
+  /**
+   * MiniLM.forward on one sentence (no padding, so no mask): token ids ->
+   * {hidden [L, D], weights: one [H, L, L] per layer}. afterLayer(i), if given, is
+   * awaited after each layer (the widget lets the page repaint there).
+   */
+  async function minilmForward(model, ids, afterLayer) {
+    const c = model.config;
+    if (ids.length > c.max_len) {
+      throw new RangeError(ids.length + " tokens: MiniLM has " + c.max_len + " positions");
+    }
+    let x = bertEmbedding(model, ids); // [L, D]
+    const weights = [];
+    for (let i = 0; i < c.num_layers; i++) {
+      const r = encoderLayer(x, layerParams(model.params, i), {
+        numHeads: c.num_heads, activation: c.activation, normFirst: c.norm_first, eps: c.layer_norm_eps,
+      }); // post-norm, exact GELU, as BERT
+      x = r.output;
+      weights.push(r.weights); // [H, L, L]
+      if (afterLayer) await afterLayer(i);
+    }
+    return { hidden: x, weights: weights };
+  }
+
+  /** MiniLM.sentence_embedding: the mean of the last layer over the tokens, length 1 -> [D]. */
+  async function sentenceEmbedding(model, ids) {
+    return meanPool((await minilmForward(model, ids)).hidden, null);
+  }
+
+  window.AttentionLive.minilm = {
+    load: loadMiniLM,
+    readTensors: readTensors,
+    forward: minilmForward,
+    sentenceEmbedding: sentenceEmbedding,
+    LoadError: LoadError,
+  };
+
+  // ==== the widget (docs/chapters/real-encoder.md) ============================
+  //
+  // <div class="live-minilm" data-live-model="…/model.json" data-live-bytes="N">
+  // holds a paragraph for readers without JavaScript; this script puts the form
+  // in its place. Nothing is fetched until the reader presses the button.
+
+  const ZH = (document.documentElement.lang || "").slice(0, 2) === "zh";
+  const MB = (bytes) => (bytes / 1e6).toFixed(1) + " MB";
+  const T = ZH ? {
+    first: "你的句子", second: "第二个句子（用来比较句向量，可留空）",
+    load: (b) => "加载 MiniLM（" + MB(b) + "）并运行", run: "运行",
+    loading: (got, total) => "正在加载权重：" + MB(got) + " / " + MB(total),
+    computing: (l, n) => "正在计算第 " + l + " 层（共 " + n + " 层）…",
+    done: (L, ms, sim) => "已在 " + L + " 个词元上算完 6 层 × 12 个头，用时 " + ms + " 毫秒。"
+      + (sim === null ? "" : "两个句向量的余弦相似度：" + sim + "。"),
+    similarity: (v) => "两个句子的余弦相似度（均值池化后归一化）：" + v,
+    empty: "请先输入一个句子。",
+    tooLong: (n, max) => "这个句子有 " + n + " 个词元，超过了 MiniLM 的 " + max + " 个位置。请缩短它。",
+    secondTooLong: (n, max) => "第二个句子有 " + n + " 个词元，超过了 MiniLM 的 " + max + " 个位置。",
+    unknown: (chars) => "词表里没有这些字符，含有它们的词变成了 [UNK]：" + chars,
+    loadFailed: (why, url) => "模型文件加载失败（" + why + "，" + url + "）。请刷新页面再试一次。",
+    fileUrl: "这个页面是从 file:// 打开的：Chromium 不允许页面从 file:// 读取文件（fetch），所以这里加载不了模型。"
+      + "请通过 http:// 打开本站，例如在站点目录中运行 python -m http.server。",
+    noTokenizer: "分词器脚本（wordpiece.js）没有加载，无法切分句子。",
+    caption: "MiniLM 在你的句子上的每一个头。把鼠标移到某个词元上、点按或聚焦它，即可把它设为查询。",
+  } : {
+    first: "Your sentence", second: "A second sentence, to compare the sentence vectors (optional)",
+    load: (b) => "Load MiniLM (" + MB(b) + ") and run", run: "Run",
+    loading: (got, total) => "Loading the weights: " + MB(got) + " of " + MB(total),
+    computing: (l, n) => "Computing layer " + l + " of " + n + "…",
+    done: (L, ms, sim) => "Computed 6 layers × 12 heads on " + L + " tokens in " + ms + " ms."
+      + (sim === null ? "" : " Cosine similarity of the two sentence vectors: " + sim + "."),
+    similarity: (v) => "Cosine similarity of the two sentences (mean pooling, normalised): " + v,
+    empty: "Type a sentence first.",
+    tooLong: (n, max) => "This sentence is " + n + " tokens, more than MiniLM's " + max + " positions. Shorten it.",
+    secondTooLong: (n, max) => "The second sentence is " + n + " tokens, more than MiniLM's " + max + " positions.",
+    unknown: (chars) => "These characters are not in MiniLM's vocabulary; the words that hold them became [UNK]: " + chars,
+    loadFailed: (why, url) => "The model file failed to load (" + why + ", " + url + "). Reload the page to try again.",
+    fileUrl: "This page was opened from file://: Chromium does not let a page fetch files from file://, so the model "
+      + "cannot load here. Open the site over http://, e.g. run python -m http.server in the site's folder.",
+    noTokenizer: "The tokenizer's script (wordpiece.js) did not load, so the sentence cannot be cut into tokens.",
+    caption: "Every head of MiniLM on your sentence. Hover, tap or focus a token to make it the query.",
+  };
+
+  function el(tag, attrs, text) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  const nextFrame = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  /** The characters of `text` with no token of their own in the vocabulary (as or inside a word). */
+  function unknownCharacters(text, vocab) {
+    const out = new Set();
+    for (const ch of text) {
+      if (/\s/u.test(ch)) continue;
+      const plain = ch.toLowerCase().normalize("NFD").replace(/\p{Mn}/gu, "");
+      if (plain === "" || /\p{Cc}|\p{Cf}/u.test(plain)) continue; // dropped by the normaliser
+      if (![...plain].every((c) => vocab.has(c) || vocab.has("##" + c))) out.add(ch);
+    }
+    return [...out];
+  }
+
+  function widget(root, index) {
+    const bytes = Number(root.dataset.liveBytes) || 0;
+    const uid = "live-minilm-" + index + "-";
+    root.querySelectorAll(".live-nojs").forEach((n) => n.remove());
+    const form = el("form", { class: "live-form" });
+    const firstBox = el("textarea", { id: uid + "a", rows: "2", spellcheck: "false" });
+    firstBox.value = root.dataset.liveFirst || "The animal didn't cross the street because it was too tired.";
+    const secondBox = el("input", { id: uid + "b", type: "text", spellcheck: "false" });
+    secondBox.value = root.dataset.liveSecond || "";
+    const button = el("button", { type: "submit", class: "md-button md-button--primary" }, T.load(bytes));
+    form.append(
+      el("label", { for: uid + "a" }, T.first), firstBox,
+      el("label", { for: uid + "b" }, T.second), secondBox,
+      el("div", { class: "live-actions" }),
+    );
+    form.lastChild.append(button);
+    const progress = el("progress", { class: "live-progress", max: String(bytes || 1), value: "0", "aria-label": T.loading(0, bytes) });
+    progress.hidden = true;
+    const status = el("p", { class: "live-status", role: "status", "aria-live": "polite" });
+    const error = el("p", { class: "live-error", role: "alert" });
+    const similarity = el("p", { class: "live-similarity" });
+    const figure = el("figure", { class: "attention-explorer live-explorer", id: "fig-live-minilm-" + index });
+    figure.append(el("figcaption", {}, T.caption));
+    figure.hidden = true;
+    root.append(form, progress, status, error, similarity, figure);
+    root.classList.add("live-ready");
+    if (location.protocol === "file:") error.textContent = T.fileUrl;
+
+    let model = null;
+    let loading = null; // the promise of the model while it loads
+    let tokenizer = null;
+    let vocab = null;
+
+    async function ensureModel() {
+      if (model) return model;
+      if (!loading) {
+        progress.hidden = false;
+        loading = loadMiniLM(root.dataset.liveModel, (got, total) => {
+          progress.max = total;
+          progress.value = got;
+          progress.setAttribute("aria-label", T.loading(got, total));
+          status.textContent = T.loading(got, total);
+        });
+      }
+      try {
+        model = await loading;
+      } catch (e) {
+        loading = null; // the next press tries again
+        throw e;
+      } finally {
+        progress.hidden = true;
+      }
+      button.textContent = T.run;
+      return model;
+    }
+
+    function encode(text) {
+      if (!window.AttentionWordPiece) throw new Error(T.noTokenizer);
+      if (!tokenizer) {
+        tokenizer = window.AttentionWordPiece.fromVocab(model.vocabText, model.manifest.tokenizer);
+        vocab = new Set(model.vocabText.split("\n"));
+      }
+      return tokenizer.encode(text);
+    }
+
+    async function run() {
+      error.textContent = "";
+      const text = firstBox.value;
+      if (text.trim() === "") throw new Error(T.empty);
+      await ensureModel();
+      const max = model.config.max_len;
+      const first = encode(text);
+      if (first.ids.length > max) throw new Error(T.tooLong(first.ids.length, max));
+      const other = secondBox.value.trim() === "" ? null : encode(secondBox.value);
+      if (other && other.ids.length > max) throw new Error(T.secondTooLong(other.ids.length, max));
+      const start = performance.now();
+      const n = model.config.num_layers;
+      const r = await minilmForward(model, first.ids, async (i) => {
+        status.textContent = T.computing(i + 1, n);
+        await nextFrame(); // let the page repaint: the widget never looks frozen
+      });
+      const H = model.config.num_heads;
+      const L = first.ids.length;
+      const query = Math.min(L - 1, first.tokens.indexOf("it") >= 0 ? first.tokens.indexOf("it") : 1);
+      window.AttentionExplorer.show(figure, {
+        tokens: first.tokens,
+        layers: n,
+        heads: H,
+        start: { layer: 0, head: 0, token: query },
+        weightAt: (l, h, i, j) => r.weights[l].data[(h * L + i) * L + j],
+      });
+      figure.hidden = false;
+      const mapMs = performance.now() - start;
+      let sim = null;
+      if (other) {
+        const a = meanPool(r.hidden, null);
+        const b = await sentenceEmbedding(model, other.ids);
+        sim = cosine(a, b).toFixed(3);
+        similarity.textContent = T.similarity(sim);
+      } else {
+        similarity.textContent = "";
+      }
+      const unknown = unknownCharacters(text + (other ? " " + secondBox.value : ""), vocab);
+      if (unknown.length && first.tokens.concat(other ? other.tokens : []).includes("[UNK]")) {
+        error.textContent = T.unknown(unknown.join(" "));
+      }
+      status.textContent = T.done(L, Math.round(mapMs), sim);
+      root.dataset.liveState = "done";
+      // for the benchmark and the tests: what the page computed, and how fast
+      root.liveResult = { tokens: first.tokens, ids: first.ids, weights: r.weights, mapMs: mapMs, similarity: sim };
+    }
+
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      button.disabled = true;
+      root.dataset.liveState = "busy";
+      try {
+        await run();
+      } catch (e) {
+        error.textContent = e instanceof LoadError ? T.loadFailed(e.message, e.url)
+          : e instanceof TypeError && /fetch/i.test(e.message) ? (location.protocol === "file:" ? T.fileUrl : T.loadFailed(e.message, root.dataset.liveModel))
+          : e.message;
+        status.textContent = "";
+        root.dataset.liveState = "error";
+      } finally {
+        button.disabled = false;
+        if (root.dataset.liveState === "busy") root.dataset.liveState = "idle";
+      }
+    });
+  }
+
+  function init() {
+    document.querySelectorAll(".live-minilm").forEach(widget);
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
 })();
