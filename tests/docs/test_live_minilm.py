@@ -367,3 +367,32 @@ def test_failed_load_gets_a_message_in_the_chinese_edition(browser, site_url):
     assert result["explorerHidden"]
     assert not after["disabled"], "the button stays disabled after the failure"
     assert not [p for p in problems if "weights-" not in p], problems
+
+
+def test_without_javascript_and_from_file_the_page_says_so(browser, site_url, built_site):
+    """JavaScript off: the paragraph that says what the box adds stays, and the build's
+    figures above it show. From file://: the box says at once that Chromium will not fetch
+    the model there (before the reader presses anything), and nothing is requested."""
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(site_url + PAGE)
+        nojs = page.locator(".live-minilm .live-nojs")
+        assert nojs.count() == 1 and nojs.is_visible()
+        assert "needs JavaScript" in nojs.inner_text()
+        assert page.locator("figure.attention-explorer .ae-fallback img").count() == 2
+    finally:
+        context.close()
+    requests: list[str] = []
+    context = browser.new_context()
+    try:
+        context.on("request", lambda r: requests.append(r.url))
+        page = context.new_page()
+        page.goto((built_site.dir / PAGE / "index.html").as_uri())
+        page.wait_for_load_state("load")
+        widget = page.evaluate(WIDGET_JS)
+    finally:
+        context.close()
+    assert widget["ready"], widget
+    assert "file://" in widget["error"] and "http://" in widget["error"], widget["error"]
+    assert not [u for u in requests if "assets/live/" in u], "the model was fetched unasked"
