@@ -104,10 +104,18 @@ FORM_JS = """async ([first, second]) => {
   root.querySelector('textarea').value = first;
   root.querySelector('input').value = second;
   root.querySelector('button[type=submit]').click();
+  const progress = root.querySelector('progress');
+  const seen = {progress: 0, loading: false};  // the progress bar, while the model loads
   await new Promise((done) => {
-    const poll = () => (root.dataset.liveState === 'done' || root.dataset.liveState === 'error')
-      ? done() : setTimeout(poll, 20);
-    setTimeout(poll, 20);
+    const poll = () => {
+      if (!progress.hidden) seen.progress = Math.max(seen.progress, progress.value / progress.max);
+      if (/Loading the weights|正在加载权重/.test(root.querySelector('.live-status').textContent)) {
+        seen.loading = true;
+      }
+      return (root.dataset.liveState === 'done' || root.dataset.liveState === 'error')
+        ? done() : setTimeout(poll, 10);
+    };
+    setTimeout(poll, 0);
   });
   const chips = [...root.querySelectorAll('.live-explorer .ae-token')];
   const pick = (name) => root.querySelector('.live-explorer select[data-ae=' + name + ']');
@@ -125,6 +133,8 @@ FORM_JS = """async ([first, second]) => {
     head: chips.length ? Number(pick('head').value) : null,
     query: chips.findIndex((c) => c.getAttribute('aria-pressed') === 'true'),
     explorerHidden: root.querySelector('.live-explorer').hidden,
+    progressHidden: progress.hidden,
+    seen: seen,
   };
 }"""
 
@@ -299,6 +309,9 @@ def test_sentence_vectors_equal_pytorch(live_run, reference):
 def test_form_shows_the_models_map_and_similarity(live_run, reference):
     form = live_run["form"]
     assert form["state"] == "done" and form["error"] == "", form
+    # the first press downloads the model: a progress bar and a status while it loads
+    assert form["seen"]["loading"] and form["seen"]["progress"] > 0, form["seen"]
+    assert form["progressHidden"]
     assert not form["explorerHidden"]
     ref = reference[0]
     assert form["tokens"] == ref["tokens"]
