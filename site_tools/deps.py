@@ -38,7 +38,15 @@ INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[
 # site_tools modules that no page's block runs through and that do not decide what a
 # block prints (they act on a page's Markdown or HTML around its blocks, or run copies
 # in tests): editing them re-executes nothing.
-NOT_RUN_BY_PAGES = {"copyrun.py", "hooks.py", "i18n.py", "measure.py", "numbering.py"}
+NOT_RUN_BY_PAGES = {
+    "copyrun.py",
+    "hooks.py",
+    "i18n.py",
+    "live_hooks.py",
+    "live_small.py",
+    "measure.py",
+    "numbering.py",
+}
 FENCE = re.compile(r"^```python[^\n]*\n(?P<code>.*?)^```", re.MULTILINE | re.DOTALL)
 
 

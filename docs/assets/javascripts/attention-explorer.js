@@ -6,7 +6,13 @@
  * as buttons (hover, tap or focus one to make it the query; arrow keys move), each
  * token shaded by the weight the query gives it, with the weight written under it,
  * and a grid of every head's thumbnail for the query (click one to select it).
- * Nothing is fetched: the page works from file://. Hand-written, no library. */
+ * Nothing is fetched: the page works from file://. Hand-written, no library.
+ *
+ * Other scripts can feed it new data: window.AttentionExplorer.show(figure, data)
+ * builds (or rebuilds) the explorer inside `figure` from {tokens, layers, heads,
+ * start: {layer, head, token}} and either weights[l][h][i][j] with scale, or a
+ * function weightAt(l, h, i, j) -> weight (attention-live.js passes the weights
+ * the page has just computed). */
 (function () {
   "use strict";
 
@@ -47,12 +53,15 @@
     thumb: (l, h, t, w) => "layer " + l + " head " + h + ": most weight on " + t + " (" + w + ")",
   };
 
-  function build(figure, index) {
-    const script = figure.querySelector("script.ae-data");
-    if (!script || figure.dataset.aeReady) return;
-    const data = JSON.parse(script.textContent);
+  function build(figure, index, given) {
+    let data = given;
+    if (!data) {
+      const script = figure.querySelector("script.ae-data");
+      if (!script || figure.dataset.aeReady) return;
+      data = JSON.parse(script.textContent);
+    }
     const L = data.tokens.length;
-    const weight = (l, h, i, j) => data.weights[l][h][i][j] / data.scale;
+    const weight = data.weightAt || ((l, h, i, j) => data.weights[l][h][i][j] / data.scale);
     const state = {
       layer: data.start.layer, head: data.start.head, token: data.start.token,
     };
@@ -166,14 +175,22 @@
     layerSel.addEventListener("change", () => { state.layer = Number(layerSel.value); render(); });
     headSel.addEventListener("change", () => { state.head = Number(headSel.value); render(); });
 
+    const old = figure.querySelector(".ae-root");  // a rebuild replaces the last explorer
+    if (old) old.remove();
     figure.insertBefore(root, figure.querySelector("figcaption"));
     figure.dataset.aeReady = "1";
     figure.classList.add("ae-ready");
     render();
   }
 
+  // rebuilds are numbered apart from the page's own figures (ids stay unique)
+  let shown = 0;
+  window.AttentionExplorer = {
+    show: (figure, data) => build(figure, "live-" + shown++, data),
+  };
+
   function init() {
-    document.querySelectorAll("figure.attention-explorer").forEach(build);
+    document.querySelectorAll("figure.attention-explorer").forEach((f, i) => build(f, i));
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);
