@@ -6,7 +6,6 @@ import torch.nn.functional as F
 from torch import nn
 
 EXPECTED = {"head-split"}
-KNOWN_WRONG = "head-split plus an unexplained for the cross-attention observation it explains"
 
 
 class MyMultiHead(nn.Module):
