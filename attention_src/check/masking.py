@@ -11,7 +11,8 @@ from ..masks import causal_mask, padding_mask
 from .lang import tr
 from .probe import LAYOUTS, B, L, _band
 from .running import _Recorder
-from .sites import _find_sites, _nonzero
+from .site_facts import _nonzero
+from .sites import _find_sites
 
 __all__ = []  # internal: see attention_src.check
 

@@ -23,7 +23,7 @@ from .masking import (
     _padding_facts,
     _weights_sum,
 )
-from .probe import B, L, _find_masks, _Probe
+from .probe import LAYOUTS, B, L, _find_masks, _Probe
 from .resolve import _resolve
 from .running import (
     _OUTPUT,
@@ -34,7 +34,7 @@ from .running import (
     _Recorder,
     _Timeout,
 )
-from .sites import _nonzero, _sites_facts
+from .site_facts import _nonzero, _sites_facts
 
 __all__ = ["check_module"]
 
@@ -52,11 +52,63 @@ CHECKS = [
 ]
 
 
-def _pattern_facts(probe, facts, dep) -> None:
+def _inverted_fact(probe, facts, dep, blank) -> bool:
+    """A causal triangle built in and read the wrong way round: each output
+    depends on its own token and the later ones only, and the last query,
+    which has no later key, sees no key at all — NaN (a ``-inf`` fill) or
+    uniform over every token (a finite fill). Found from what the outputs
+    depend on, whatever the fill."""
+    eye = torch.eye(L, dtype=torch.bool, device=dep.device)
+    later = torch.ones(L, L, dtype=torch.bool, device=dep.device).triu(1)
+    # a query with one allowed key gives that key's value, whatever the
+    # query: its own token may or may not show
+    if (dep & ~(later | eye))[:-1].any() or (later & ~dep)[:-1].any():
+        return False
+    if blank is not None and blank[:, -1].all() and not blank[:, :-1].any():
+        how = tr("it is NaN")
+    elif dep[-1].all() and (blank is None or not blank.any()):
+        how = tr("it depends on every token")
+    else:
+        return False
+    facts["inverted"] = tr(
+        "with no mask argument, each output depends on its own token and the "
+        "later ones only, and output {i}, which has no later token, sees no "
+        "key ({how}): the built-in causal triangle allows the keys it should "
+        "block and blocks those it should allow",
+        i=L - 1,
+        how=how,
+    )
+    return True
+
+
+def _perturbed(probe, out) -> tuple[torch.Tensor, bool]:
+    """``(dep (L, L), mixed)`` by perturbation, for outputs with NaN in
+    them (where gradients are NaN everywhere): output i of example 0 moves
+    when its token j is changed; ``mixed``: example 1 moves too."""
+    dep = torch.zeros(L, L, dtype=torch.bool, device=probe.device)
+    mixed = False
+    base = out.detach()
+    for j in range(L):
+        x = probe.x.clone()
+        x[0, j] += 1.0
+        moved, _, error = probe.run(x)
+        if error is not None or moved is None:
+            continue
+        same = torch.isclose(moved, base, rtol=0, atol=1e-6, equal_nan=True)
+        changed = ~same.all(dim=-1)  # (B, L)
+        dep[:, j] = changed[0]
+        mixed = mixed or bool(changed[1].any())
+    return dep, mixed
+
+
+def _pattern_facts(probe, facts, dep, blank=None) -> None:
     """Which tokens each output depends on without a mask: all of them
-    (bidirectional), exactly the earlier ones (causal built in), or — with
-    no mask argument to explain it — something in between, a leak."""
+    (bidirectional), exactly the earlier ones (causal built in), the later
+    ones (a built-in triangle inverted), or — with no mask argument to
+    explain it — something in between, a leak."""
     tril = torch.ones(L, L, dtype=torch.bool, device=dep.device).tril()
+    if probe.call.mask is None and _inverted_fact(probe, facts, dep, blank):
+        return
     if torch.equal(dep, tril):
         probe.causal = True
         facts["checks"] = [
@@ -67,7 +119,20 @@ def _pattern_facts(probe, facts, dep) -> None:
     later = dep & ~tril
     if later.any() and probe.call.mask is None:
         i, j = later.nonzero()[0].tolist()
-        k, m = (~dep & ~tril).nonzero()[0].tolist()
+        unseen = (~dep & ~tril).nonzero()
+        if not len(unseen):  # every later token seen, some earlier one not
+            k, m = (~dep).nonzero()[0].tolist()
+            facts["leak"] = tr(
+                "with no mask argument, output {i} depends on the later token "
+                "{j}, but output {k} not on the earlier token {m}: neither "
+                "causal nor bidirectional",
+                i=i,
+                j=j,
+                k=k,
+                m=m,
+            )
+            return
+        k, m = unseen[0].tolist()
         facts["leak"] = tr(
             "with no mask argument, output {i} depends on the later token {j}, "
             "but output {k} not on the later token {m}: neither causal nor "
@@ -129,7 +194,10 @@ def _plain_facts(probe, facts) -> tuple:
     if error is not None:
         return error, None
     out1, _, _ = probe.run(probe.x, seed=1, neutralize=False)
-    if out1 is not None and not torch.equal(out0, out1):
+    same = out1 is not None and torch.allclose(
+        out0, out1, rtol=0, atol=0, equal_nan=True
+    )  # NaN where NaN is the same output
+    if out1 is not None and not same:
         gap = float((out0 - out1).detach().abs().nan_to_num(0).max())
         facts["dropout"] = tr(
             "in eval(), two forward passes on the same x {shape} differ by up to "
@@ -142,18 +210,24 @@ def _plain_facts(probe, facts) -> tuple:
     out, w, error = probe.run(x, recorder=recorder)
     if error is not None:
         return error, None
-    dep_batch = probe.dependence(out[0], x, 0)
-    if dep_batch is not None and _nonzero(dep_batch) != [0]:
+    blank = out.detach().isnan().any(dim=-1)  # (B, L): outputs that are NaN
+    if blank.any():  # gradients through a NaN are NaN: perturb the tokens
+        dep, mixed = _perturbed(probe, out)
+    else:
+        dep_batch = probe.dependence(out[0], x, 0)
+        mixed = dep_batch is not None and _nonzero(dep_batch) != [0]
+        dep = probe.token_matrix(out, x)
+        blank = None
+    if mixed:
         facts["batch"] = tr("the output of sequence 0 depends on sequence 1")
-    dep = probe.token_matrix(out, x)
     if dep is not None and not dep.all():
-        _pattern_facts(probe, facts, dep)
+        _pattern_facts(probe, facts, dep, blank)
     issue = _weights_sum(w)
     if issue:
         facts["weights-sum"] = tr(
             "without a mask the weights' {issue}", issue=issue
         )
-    if "leak" in facts:  # a mask of its own, neither causal nor bidirectional
+    if "leak" in facts or "inverted" in facts:  # a mask of its own
         return None, (x, out, recorder)
     if probe.causal:
         n = 3  # a causal module gives a prefix the outputs it gives it inside
@@ -245,6 +319,9 @@ def check_module(
             raise UsageError(str(error)) from None
 
 
+# facts of the mistakes that make a mask of the right layout raise
+_SHAPE_FACTS = ("batch", "attend-B", "split", "attend-H", "merge", "keyT")
+
 ENCODINGS = {
     "auto": ["allow", "block", "float"],
     "allow": ["allow", "float"],
@@ -305,6 +382,18 @@ def _check(factory, name, mask_convention, seq_first, device, d_model, num_heads
     convention = None
     if probe.call.mask is not None:
         probe.masks, probe.runs = _find_masks(probe, ENCODINGS[mask_convention])
+    # a mask argument that raises with every layout offered: a layout of its
+    # own, unless a mistake already seen explains the raising (a wrong head
+    # split, the batch mixed); checked without masks, never called wrong for
+    # refusing the layouts offered
+    probe.own_layout = (
+        probe.call.mask is not None
+        and not probe.runs
+        and not any(k in facts for k in _SHAPE_FACTS)
+    )
+    if probe.own_layout:
+        facts["checks"] = [c for c in facts["checks"] if "mask" not in c]
+    elif probe.call.mask is not None:
         convention = probe.masks.encoding
         snapshot = {
             k: list(v) if isinstance(v, list) else v for k, v in facts.items()
@@ -345,7 +434,8 @@ def _how_called(probe, facts, convention) -> str:
     the masks it was found to take (in Chinese, with the English after it)."""
     call = probe.call
     kind = tr("causal built in") if probe.causal else tr("bidirectional")
-    if call.mask is None and "leak" in facts and not probe.causal:
+    own = "leak" in facts or "inverted" in facts  # a pattern of its own
+    if call.mask is None and own and not probe.causal:
         kind = tr("neither causal nor bidirectional")
     parts = [tr("called as {call}", call=call.describe()), kind]
     if call.context or call.inputs == 3:
@@ -353,6 +443,16 @@ def _how_called(probe, facts, convention) -> str:
         parts.append(tr("cross-attention through {word}", word=word))
     if call.mask is None:
         parts.append(tr("no mask argument"))
+    elif probe.own_layout:
+        parts.append(
+            tr(
+                "its {mask} argument raised with every mask layout offered "
+                "({layouts}): a layout of its own, so it was checked without "
+                "masks",
+                mask=call.mask or "mask",
+                layouts=join(tr(LAYOUTS[lay]) for lay in LAYOUTS),
+            )
+        )
     elif probe.masks.found and "ignored" not in facts:
         masks = probe.masks
         masks.encoding = convention

@@ -244,6 +244,7 @@ class _Probe:
         self.call = _find_call(model, self._in(self.x), name, limit)
         self.masks, self.runs = _Masks("allow"), []
         self.causal = False  # found by _pattern_facts
+        self.own_layout = False  # its mask raised with every layout offered
 
     def _in(self, x):
         return x.transpose(0, 1) if self.seq_first else x

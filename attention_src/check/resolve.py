@@ -19,7 +19,7 @@ __all__ = []  # internal: see attention_src.check
 _EVERYTHING = {
     "equivariance", "leak", "padding", "batch", "isolated", "weights-sum",
     "heads-shared", "mask-shapes", "nan", "uniform", "ignored", "inverted",
-    "attend-B", "crash", "keyT",
+    "attend-B", "crash", "keyT", "cross",
 }  # fmt: skip
 _SPLITS = {"split", "attend-H", "merge", "heads-shared", "keyT", "sdim"}
 _MASKING = {"leak", "padding", "nan", "uniform", "weights-sum", "mask-shapes"}
@@ -33,7 +33,9 @@ ROOTS = [
     ("batch-mixing", ["attend-B", "batch"], _EVERYTHING | _SPLITS),
     ("head-split", ["split", "attend-H", "merge", "heads-shared"], _EVERYTHING),
     ("wrong-transpose", ["keyT"], _EVERYTHING),
-    ("softmax-dim", ["sdim"], _MASKING | {"heads-shared", "equivariance"}),
+    # a softmax over the queries mixes them: each output then depends on
+    # other query tokens, with a context too
+    ("softmax-dim", ["sdim"], _MASKING | {"heads-shared", "equivariance", "cross"}),
     ("mask-inverted", ["inverted"], _MASKING),
     ("mask-ignored", ["ignored"], _MASKING),
     ("weights-not-normalized", ["weights-sum"], {"leak", "padding"}),

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 
 import torch
 
-from .lang import tr
-from .probe import B, L
 from .running import _Event
 
 __all__ = []  # internal: see attention_src.check
@@ -53,6 +51,11 @@ class _Site:
     query: tuple | None = None  # (tensor, token axis)
     key: tuple | None = None
     output: tuple | None = None  # (tensor, token axis) of weights @ v
+    weights: torch.Tensor | None = None  # the softmax's output
+    query_axis: int = -2  # of the scores, as behaviour shows it
+    key_axis: int = -1
+    product: int | None = None  # the event of the product that made the scores
+    after: int = 0  # where to look for the product with the values
 
 
 def _tensors(value):
@@ -153,10 +156,14 @@ def _axis(subscripts: str, letter: str) -> int:
     return i - len(subscripts) if "." in subscripts[:i] else i
 
 
-def _product_parts(ev: _Event):
+def _product_parts(ev: _Event, axes=(-2, -1)):
     """``(query operand, axis), (key operand, axis), dot-product length``
-    of a product that made scores ``(..., L, S)``."""
+    of a product that made scores whose query and key axes are ``axes``
+    (``(..., L, S)`` unless found otherwise; other axes only for an einsum
+    whose output is the scores)."""
     if ev.name != "einsum":
+        if axes != (-2, -1):
+            return None, None, None
         a, b = ev.args[0], ev.args[1]
         if ev.name == "__rmatmul__":
             a, b = b, a
@@ -164,7 +171,9 @@ def _product_parts(ev: _Event):
     inputs, rhs, operands = _einsum_parts(ev)
     if len(operands) != 2 or len(rhs) < 2 or "." in rhs[-2:]:
         return None, None, None
-    q_letter, k_letter = rhs[-2], rhs[-1]
+    if axes != (-2, -1) and ("." in rhs or len(rhs) != ev.out.dim()):
+        return None, None, None
+    q_letter, k_letter = rhs[axes[0]], rhs[axes[1]]
     found = {}
     for subs, operand in zip(inputs, operands, strict=False):
         for letter in (q_letter, k_letter):
@@ -179,9 +188,9 @@ def _product_parts(ev: _Event):
     return found.get(q_letter), found.get(k_letter), terms
 
 
-def _output_of(events, weights, start):
+def _output_of(events, weights, start, query_axis=-2):
     """``(tensor, token axis)`` of the product that mixes the values with
-    ``weights``."""
+    ``weights`` (whose queries run along ``query_axis``)."""
     derived = [weights]
     for j in range(start + 1, len(events)):
         ev = events[j]
@@ -190,14 +199,16 @@ def _output_of(events, weights, start):
             inputs, rhs, operands = _einsum_parts(ev)
             for subs, operand in zip(inputs, operands, strict=False):
                 if any(operand is d for d in derived) and len(subs) >= 2:
-                    letter = subs[-2]
+                    if query_axis != -2 and len(subs) != operand.dim():
+                        return None
+                    letter = subs[query_axis]
                     if letter in rhs and letter != ".":
                         return ev.out, _axis(rhs, letter)
             continue
         if not any(any(a is d for d in derived) for a in _tensors(args)):
             continue
         if ev.name in PRODUCTS:
-            return ev.out, -2
+            return (ev.out, -2) if query_axis == -2 else None
         if ev.name in VIEWS | PASS | MULTIPLY | DIVIDE:
             derived.extend(_tensors(ev.out))
     return None
@@ -262,7 +273,9 @@ def _find_sites(events: list[_Event]) -> list[_Site]:
                 continue
             dim %= scores.dim()
             site = _Site("softmax", i, scores.size(-1), dim=dim, ndim=scores.dim())
+            site.weights = ev.out
             factor, p = _walk_back(events, scores, i, through_masks=True)
+            site.product = p
             if p is not None:
                 query, key, terms = _product_parts(events[p])
                 if query is not None and key is not None:
@@ -270,7 +283,8 @@ def _find_sites(events: list[_Event]) -> list[_Site]:
                     fk, _ = _walk_back(events, key[0], p, through_masks=False)
                     site.factor, site.terms = factor * fq * fk, terms
                     site.query, site.key = query, key
-            site.output = _output_of(events, ev.out, i if manual is None else i + 1)
+            site.after = i if manual is None else i + 1
+            site.output = _output_of(events, ev.out, site.after)
             sites.append(site)
     return sites
 
@@ -288,8 +302,7 @@ def _projections(events: list[_Event], before: int) -> list[torch.Tensor]:
     return found
 
 
-# --- what the sites show, by gradient ------------------------------------------
-
+# what the sites let a module check (site_facts measures them)
 SITE_CHECKS = [
     "the scores are scaled by 1/sqrt(head width)",
     "the softmax runs over the keys",
@@ -297,193 +310,3 @@ SITE_CHECKS = [
     "from its own position of every head",
     "the heads read separate features",
 ]
-
-
-def _nonzero(dep) -> list[int]:
-    top = float(dep.clamp(max=1e30).max())
-    return [j for j, d in enumerate(dep.tolist()) if d > 1e-6 * max(top, 1e-30)]
-
-
-def _unnormalized(events: list[_Event]) -> str | None:
-    """How the rows of attention weights sum, where they are the ``exp`` of
-    scores (a product, as q @ k.T) that reach the values without being
-    divided by their sum; ``None`` where every such row sums to 1."""
-    for i, ev in enumerate(events):
-        if ev.name not in ("exp", "exp_") or _manual_softmax(events, i):
-            continue
-        _, p = _walk_back(events, ev.args[0], i, through_masks=True)
-        if p is None:
-            continue
-        derived, weights = [ev.out], None
-        for later in events[i + 1 :]:
-            used = [
-                a
-                for a in _tensors(list(later.args))
-                if any(a is d for d in derived)
-            ]
-            if not used:
-                continue
-            if later.name in DIVIDE or later.name.startswith(("sum", "norm")):
-                break  # normalised by hand, another way
-            if later.name in PRODUCTS:
-                weights = used[0]
-                break
-            if later.name in VIEWS | PASS | MULTIPLY:
-                derived.extend(_tensors(later.out))
-        if weights is None:
-            continue
-        sums = weights.detach().float().sum(dim=-1)
-        if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
-            low, high = float(sums.min()), float(sums.max())
-            return tr(
-                "the weights are the exp of the scores, never divided by their "
-                "sum: their rows sum to {low:.3g}..{high:.3g}",
-                low=low,
-                high=high,
-            )
-    return None
-
-
-def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
-    events = recorder.events
-    unnormalized = _unnormalized(events)
-    if unnormalized:
-        facts["weights-sum"] = unnormalized
-    sites = _find_sites(events)
-    if not sites:
-        facts["notes"].append(
-            tr(
-                "no softmax or F.scaled_dot_product_attention call was visible "
-                "(one inside nn.MultiheadAttention is not): the scale, softmax "
-                "dim, head split and head independence were not checked"
-            )
-        )
-        return
-    facts["checks"] += SITE_CHECKS
-    H = probe.H
-    for s in sites:
-        if s.kind == "softmax" and s.dim != s.ndim - 1:
-            facts["sdim"] = tr(
-                "the softmax runs over dim={dim} of scores with {ndim} dims",
-                dim=s.dim - s.ndim,
-                ndim=s.ndim,
-            )
-        if s.factor is not None and s.terms:
-            right = 1 / math.sqrt(s.terms)
-            if not math.isclose(s.factor, right, rel_tol=1e-3):
-                width = 1 / s.factor**2
-                what = tr(" (the model width)") if round(width) == probe.D else ""
-                if math.isclose(s.factor, 1.0, rel_tol=1e-3):
-                    facts["scale-none"] = tr(
-                        "the scores (dot products of {n} terms) are not scaled",
-                        n=s.terms,
-                    )
-                else:
-                    facts["scale-wrong"] = tr(
-                        "the scores are multiplied by {factor:.4g} = "
-                        "1/sqrt({width:.4g}){what}, but each dot product has {n} "
-                        "terms: the scale is 1/sqrt({n})",
-                        factor=s.factor,
-                        width=width,
-                        what=what,
-                        n=s.terms,
-                    )
-        if s.attended != L:  # the last axis of the scores, the keys
-            axis = {H: tr("the heads"), B: tr("the batch")}.get(
-                s.attended, tr("another axis")
-            )
-            fact = "attend-H" if s.attended == H else "attend-B"
-            if s.attended == B:
-                facts["attend-B"] = tr(
-                    "attention runs over {axis} (size {B})", axis=axis, B=B
-                )
-            else:
-                facts[fact if s.attended == H else "split"] = tr(
-                    "attention runs over an axis of size {n} ({axis}), not over "
-                    "the {L} tokens",
-                    n=s.attended,
-                    axis=axis,
-                    L=L,
-                )
-            continue
-        for name, part in (("query", s.query), ("key", s.key)):
-            if part is None or part[0].size(part[1]) != L:
-                continue
-            for i in range(L):
-                dep = probe.dependence(part[0].select(part[1], i), x, 1)
-                if dep is not None and _nonzero(dep) != [i]:
-                    fact = "split" if name == "query" else "keyT"
-                    facts.setdefault(
-                        fact,
-                        tr(
-                            "{name} {i} of the scores is built from input "
-                            "tokens {tokens}",
-                            name=tr(name),
-                            i=i,
-                            tokens=_nonzero(dep),
-                        ),
-                    )
-                    break
-    outputs = [s.output for s in sites if s.output is not None]
-    for o, axis in outputs:
-        if o.size(axis) == L and "merge" not in facts:
-            _merge_fact(probe, facts, out, o, axis)
-    _heads_facts(probe, facts, sites, events)
-
-
-def _merge_fact(probe, facts, out, o, axis) -> None:
-    """Output token i must use position i of every head's output."""
-    batched = o.dim() == 4 and o.size(1) == probe.H and axis % 4 == 2
-    for i in range(L):
-        g = probe.grad_abs(out[:, i], o)
-        if g is None:
-            return
-        g = g.movedim(axis, -1)  # (..., L)
-        per = g.movedim(1, 0).reshape(probe.H, -1, L) if batched else g[None]
-        per = per.reshape(per.size(0), -1, L).sum(dim=1)  # (heads, L)
-        limit = 1e-6 * float(per.clamp(max=1e30).max().clamp(min=1e-30))
-        missing = [h for h in range(per.size(0)) if per[h, i] <= limit]
-        if missing:
-            h = missing[0]
-            head = tr("head {h}'s", h=h) if batched else tr("the heads'")
-            used = [j for j in range(L) if per[:, j].max() > limit]
-            facts["merge"] = tr(
-                "output token {i} does not use position {i} of {head} output "
-                "(it mixes positions {used} of the heads' outputs)",
-                i=i,
-                head=head,
-                used=used,
-            )
-            return
-
-
-def _heads_facts(probe, facts, sites, events) -> None:
-    """Each head must read its own features of the projections."""
-    H = probe.H
-    outs = [s.output for s in sites if s.output is not None]
-    if len(outs) == 1 and outs[0][0].dim() == 4 and outs[0][0].size(1) == H:
-        parts = [outs[0][0][:, h] for h in range(H)]
-    elif len(outs) == H:
-        parts = [o for o, _ in outs]
-    else:
-        return
-    ys = _projections(events, min(s.index for s in sites))
-    used = []
-    for part in parts:
-        feats = set()
-        for n, y in enumerate(ys):
-            dep = probe.dependence(part, y, -1)
-            if dep is not None:
-                feats |= {(n, f) for f in _nonzero(dep)}
-        used.append(feats)
-    for a in range(H):
-        for b in range(a + 1, H):
-            if used[a] & used[b]:
-                facts["heads-shared"] = tr(
-                    "heads {a} and {b} both read {n} of the same projected "
-                    "features",
-                    a=a,
-                    b=b,
-                    n=len(used[a] & used[b]),
-                )
-                return

@@ -231,6 +231,8 @@ MESSAGES = {  # English template: Chinese template
     "{masks} (found from behaviour)": "{masks}（根据行为判断）",
     "no mask layout was respected; checked with bool masks, True = {meaning}":
         "模块不遵守任何一种掩码布局；改用 bool 掩码检查，True = {meaning}",
+    "its {mask} argument raised with every mask layout offered ({layouts}): a layout of its own, so it was checked without masks":
+        "它的 {mask} 参数对提供的每一种掩码布局（{layouts}）都报错：它有自己的布局，因此不带掩码检查",
 
     # a module: what was checked (module.py, sites.py)
     "eval() is deterministic": "eval() 下输出是确定的",
@@ -307,6 +309,15 @@ MESSAGES = {  # English template: Chinese template
     "no softmax or F.scaled_dot_product_attention call was visible (one inside nn.MultiheadAttention is not): the scale, softmax dim, head split and head independence were not checked":
         "看不到 softmax 或 F.scaled_dot_product_attention 调用（nn.MultiheadAttention 内部的调用是看不到的）：没有检查缩放因子、softmax 的维度、注意力头的拆分和各头之间的独立性",
     "the softmax runs over dim={dim} of scores with {ndim} dims": "softmax 作用在 {ndim} 维注意力分数的 dim={dim} 上",
+    "the softmax runs over dim={dim} ({over}) of scores with {ndim} dims, whose keys are dim={keys}":
+        "softmax 作用在 {ndim} 维注意力分数的 dim={dim}（{over}）上，而键在 dim={keys}",
+    "the query axis": "查询轴",
+    "it is NaN": "输出是 NaN",
+    "with no mask argument, output {i} depends on the later token {j}, but output {k} not on the earlier token {m}: neither causal nor bidirectional":
+        "没有掩码参数时，输出 {i} 依赖于之后的词元 {j}，输出 {k} 却不依赖于之前的词元 {m}：既不是因果的，也不是双向的",
+    "it depends on every token": "输出依赖于每一个词元",
+    "with no mask argument, each output depends on its own token and the later ones only, and output {i}, which has no later token, sees no key ({how}): the built-in causal triangle allows the keys it should block and blocks those it should allow":
+        "没有掩码参数时，每个输出只依赖于它自己的词元和之后的词元，而输出 {i} 之后没有词元，看不到任何键（{how}）：内置的因果三角放行了本该屏蔽的键，屏蔽了本该放行的键",
     "the scores (dot products of {n} terms) are not scaled": "注意力分数（{n} 项的点积）没有缩放",
     "the scores are multiplied by {factor:.4g} = 1/sqrt({width:.4g}){what}, but each dot product has {n} terms: the scale is 1/sqrt({n})":
         "注意力分数乘以了 {factor:.4g} = 1/sqrt({width:.4g}){what}，但每个点积有 {n} 项：缩放因子应为 1/sqrt({n})",

@@ -16,7 +16,6 @@ import torch
 from torch import nn
 
 EXPECTED = {"softmax-dim"}
-KNOWN_WRONG = 'softmax-dim plus a false head-split plus unexplained: one mistake, three findings'
 OPTIONS = {"seq_first": True}
 TARGET = "build"
 

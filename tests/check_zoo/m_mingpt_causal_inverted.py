@@ -17,7 +17,6 @@ import torch.nn as nn
 from torch.nn import functional as F
 
 EXPECTED = {"mask-inverted"}
-KNOWN_WRONG = 'an inverted built-in triangle is named by its symptoms, never mask-inverted'
 TARGET = "build"
 
 

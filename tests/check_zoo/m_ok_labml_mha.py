@@ -17,7 +17,6 @@ import torch
 from torch import nn
 
 EXPECTED: set[str] = set()
-KNOWN_WRONG = 'the checker assumes scores laid out (..., L, S): head-split and softmax-dim on a correct [L, S, B, H] einsum'
 OPTIONS = {"seq_first": True}
 TARGET = "build"
 
