@@ -228,8 +228,9 @@ def check_model(browser, site_url: str, artifacts_dir: Path, name: str) -> dict:
         assert " ms" in shown["status"], shown
         assert root.locator('[aria-live="polite"]').text_content() == shown["status"]
         assert root.locator("canvas").count() > 0
-        violations = a11y.run_axe(page)
-        assert violations == [], f"accessibility violations after a result: {violations}"
+        found = a11y.audit_variants(page)  # light and dark, 1280 and 390 px
+        violations = {f"{k[0]} {k[1]}px": v for k, v in found.items() if v}
+        assert violations == {}, f"accessibility violations after a result: {violations}"
         shots += _screenshots(page, root, name, "after", artifacts_dir)
 
         # equality with PyTorch on many inputs, in one evaluate
@@ -274,6 +275,34 @@ def check_model(browser, site_url: str, artifacts_dir: Path, name: str) -> dict:
     }
 
 
+def check_chinese_widget(browser, site_url: str, name: str) -> dict:
+    """The Chinese page's widget: its words in Chinese, its size named, nothing fetched."""
+    problems: list[str] = []
+    fetched: list[str] = []
+    context = _context(browser, site_url, problems)
+    try:
+        page = context.new_page()
+        page.on("request", lambda r: fetched.append(r.url) if "/live/small/" in r.url else None)
+        page.goto(site_url + "zh/" + PAGES[name])
+        root = page.locator(f'[data-live-small="{name}"]')
+        page.wait_for_function(
+            f"""() => document.querySelector('[data-live-small="{name}"] form') !== null"""
+        )
+        words = {
+            "label": root.locator("label").first.text_content(),
+            "button": root.locator('button[type="submit"]').text_content(),
+            "size": int(root.get_attribute("data-bytes")),
+        }
+        empty = page.evaluate(SUBMIT_JS, {"name": name, "text": ""})
+    finally:
+        context.close()
+    assert problems == [] and fetched == [], (problems, fetched)
+    assert words["label"].startswith("你的"), words
+    assert f"{words['size'] / 1000:.1f} KB" in words["button"] and "加载" in words["button"], words
+    assert empty["state"] == "error" and "请先输入" in empty["error"], empty
+    return words
+
+
 def model_config(model, name: str) -> dict:
     return live_small._config(live_small.BY_NAME[name].kind, model)
 
@@ -299,6 +328,11 @@ def test_small_model_in_the_page_equals_pytorch(browser, site_url, artifacts_dir
 
 
 @pytest.mark.parametrize("name", sorted(PAGES))
+def test_chinese_page_has_the_widget_in_chinese(browser, site_url, name):
+    check_chinese_widget(browser, site_url, name)
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
 def test_exported_weights_are_the_trained_ones(built_site, name):
     """The .bin holds the trained float32 weights bit for bit, named as the state_dict."""
     folder = Path(built_site.dir) / live_small.OUT_DIR
@@ -316,3 +350,43 @@ def test_exported_weights_are_the_trained_ones(built_site, name):
         assert torch.equal(stored, value.float()), key
     zh = Path(built_site.dir) / "zh" / live_small.OUT_DIR / f"{name}.json"
     assert zh.read_bytes() == (folder / f"{name}.json").read_bytes()
+
+
+def _unpack(manifest: dict, data: bytes) -> dict:
+    flat = torch.frombuffer(bytearray(data), dtype=torch.float32)
+    out = {}
+    for key, entry in manifest["tensors"].items():
+        entry = manifest["tensors"].get(entry.get("same_as"), entry)
+        n = int(torch.Size(entry["shape"]).numel())
+        out[key] = flat[entry["offset"] : entry["offset"] + n].view(entry["shape"])
+    return out
+
+
+def test_export_round_trips_and_stores_a_shared_table_once():
+    """export_bytes on fresh models (no build needed): every tensor comes back bit for bit;
+    the encoder–decoder's shared embedding is stored once and named twice."""
+    from attention_src.decoder import CausalLM
+    from attention_src.encoder_decoder import EncoderDecoder
+
+    torch.manual_seed(0)
+    causal = CausalLM(vocab_size=10, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=6)
+    manifest, data = live_small.export_bytes("causal-copy", causal)
+    for key, value in _unpack(manifest, data).items():
+        assert torch.equal(value, causal.state_dict()[key]), key
+    assert manifest["config"]["max_len"] == 6 and manifest["config"]["symbols"] == list(range(10))
+    assert manifest["weights"].startswith("causal-copy.") and len(data) == manifest["weights_bytes"]
+
+    seq = EncoderDecoder(12, 8, 2, 1, 16, dropout=0.0, max_len=9, norm_first=True)
+    manifest, data = live_small.export_bytes("encoder-decoder-copy", seq)
+    shared = manifest["tensors"]["target_embedding.weight"]
+    assert shared == {"same_as": "encoder.embedding.weight"}
+    params = sum(p.numel() for p in seq.parameters())  # the shared table once
+    assert len(data) == 4 * params
+    for key, value in _unpack(manifest, data).items():
+        assert torch.equal(value, seq.state_dict()[key]), key
+    assert manifest["config"]["bos"] == 0 and 0 not in manifest["config"]["symbols"]
+
+
+def test_export_refuses_an_unknown_model():
+    with pytest.raises(ValueError, match=r"name must be one of \['causal-copy'"):
+        live_small.export_bytes("gpt-2", None)

@@ -307,8 +307,8 @@
     nothingWritten: "序列已满 16 个词元，没有位置可以续写。",
     source: "源序列", output: "模型写出的", wrongAt: (list) => "写错的位置：" + list,
     input: "输入", next: "预测",
-    maps: "每一层每一个头的注意力（行：查询，列：键；颜色越深权重越大；斜线：被掩码挡住）",
-    encoderMaps: "编码器自注意力（S × S）", selfMaps: "解码器的掩码自注意力（L × L）", crossMaps: "交叉注意力（L 行输出 × S 列输入）",
+    maps: "每一层每一个头的注意力（行：查询，列：键；颜色越深权重越大；斜线：被掩码挡住；把鼠标移到格子上可读出权重）",
+    encoderMaps: "编码器自注意力（S × S；把鼠标移到格子上可读出权重）", selfMaps: "解码器的掩码自注意力（L × L）", crossMaps: "交叉注意力（L 行输出 × S 列输入）",
     head: (l, h) => "第 " + l + " 层第 " + h + " 头",
     mapLabel: (title, rows) => title + "。每一行权重最大的键：" + rows,
     readout: (q, k, w) => "查询 " + q + " → 键 " + k + "：" + w,
@@ -332,8 +332,8 @@
     nothingWritten: "The sequence already fills the 16 positions: nothing left to write.",
     source: "source", output: "written", wrongAt: (list) => "wrong at positions: " + list,
     input: "input", next: "predicts",
-    maps: "Every layer's and head's attention (rows: queries, columns: keys; darker = more weight; hatched: hidden by the mask)",
-    encoderMaps: "Encoder self-attention (S × S)", selfMaps: "Decoder masked self-attention (L × L)", crossMaps: "Cross-attention (L output rows × S input columns)",
+    maps: "Every layer's and head's attention (rows: queries, columns: keys; darker = more weight; hatched: hidden by the mask; hover a cell to read its weight)",
+    encoderMaps: "Encoder self-attention (S × S; hover a cell to read its weight)", selfMaps: "Decoder masked self-attention (L × L)", crossMaps: "Cross-attention (L output rows × S input columns)",
     head: (l, h) => "layer " + l + ", head " + h,
     mapLabel: (title, rows) => title + ". The key with most weight in each row: " + rows,
     readout: (q, k, w) => "query " + q + " → key " + k + ": " + w,
@@ -363,9 +363,10 @@
     return node;
   }
 
-  /** A row-by-row table: [[header, cells, wrongFlags?], ...]. */
-  function table(rows) {
-    const wrap = el("div", { class: "ls-table" });
+  /** A row-by-row table: [[header, cells, wrongFlags?], ...]; it scrolls sideways when narrow. */
+  function table(rows, name) {
+    // focusable, so that a keyboard can scroll it too
+    const wrap = el("div", { class: "ls-table", tabindex: "0", role: "region", "aria-label": name });
     const t = el("table");
     for (const [head, cells, wrong] of rows) {
       const tr = el("tr");
@@ -386,7 +387,7 @@
    */
   function heatmap(weights, h, title, rowNames, colNames, allowed, readout) {
     const [, L, S] = weights.shape;
-    const cell = Math.max(6, Math.min(14, Math.floor(220 / Math.max(L, S))));
+    const cell = Math.max(8, Math.min(28, Math.floor(260 / Math.max(L, S))));
     const canvas = el("canvas", { width: String(S * cell), height: String(L * cell), role: "img", tabindex: "0" });
     const g = canvas.getContext("2d");
     const best = [];
@@ -523,9 +524,9 @@
       const names = ids.map((t, i) => i + ":" + t);
       result.replaceChildren(
         el("p", { class: "ls-caption" }, T.predicted),
-        table([["t", ids.map((_, i) => i)], [T.input, ids], [T.next, r.predictions]]),
+        table([["t", ids.map((_, i) => i)], [T.input, ids], [T.next, r.predictions]], T.predicted),
         el("p", { class: "ls-caption" }, ids.length < c.max_len ? T.written(c.max_len - ids.length) : T.nothingWritten),
-        table([["", written.map((t, i) => (i < ids.length ? t : "→" + t))]]),
+        table([[T.output, written.map((t, i) => (i < ids.length ? t : "→" + t))]], T.output),
         mapGroup(T.maps, r.weights, names, names, (i, j) => j <= i, readout),
         readout,
       );
@@ -545,7 +546,7 @@
       const inNames = ids.map((t, i) => "in " + i + ":" + t);
       const outNames = r.written.map((t, i) => "out " + i + ":" + t);
       result.replaceChildren(
-        table([["t", ids.map((_, i) => i)], [T.source, ids], [T.output, r.written, wrong]]),
+        table([["t", ids.map((_, i) => i)], [T.source, ids], [T.output, r.written, wrong]], T.output),
         el("p", { class: "ls-caption" }, wrongAt.length ? T.wrongAt(wrongAt.join(", ")) : ""),
         mapGroup(T.encoderMaps, r.encoderWeights, inNames, inNames, null, readout),
         mapGroup(T.selfMaps, r.selfWeights, outNames, outNames, (i, j) => j <= i, readout),
