@@ -159,8 +159,22 @@ def _context(browser, site_url: str, problems: list[str]):
     return context
 
 
+# Material's header is fixed: it would cover the top of a tall widget's screenshot
+HIDE_HEADER_JS = """(hide) => {
+  const old = document.getElementById('live-shot-style');
+  if (old) old.remove();
+  if (hide) {
+    const style = Object.assign(document.createElement('style'), {id: 'live-shot-style'});
+    style.textContent = '.md-header, .md-tabs { visibility: hidden !important; }';
+    document.head.append(style);
+  }
+}"""
+
+
 def _screenshots(page, root, name: str, when: str, artifacts_dir: Path) -> list[Path]:
+    """The widget alone, light and dark at 1280 px and light at 390 px."""
     shots = []
+    page.evaluate(HIDE_HEADER_JS, True)
     for scheme, width in (("light", 1280), ("dark", 1280), ("light", 390)):
         a11y.set_variant(page, scheme, width)
         root.scroll_into_view_if_needed()
@@ -168,6 +182,7 @@ def _screenshots(page, root, name: str, when: str, artifacts_dir: Path) -> list[
         root.screenshot(path=str(path))
         shots.append(path)
     a11y.set_variant(page, "light", 1280)
+    page.evaluate(HIDE_HEADER_JS, False)
     return shots
 
 

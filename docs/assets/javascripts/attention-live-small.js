@@ -367,7 +367,7 @@
   function table(rows, name) {
     // focusable, so that a keyboard can scroll it too
     const wrap = el("div", { class: "ls-table", tabindex: "0", role: "region", "aria-label": name });
-    const t = el("table");
+    const t = el("table", { class: "ls-grid" }); // a class: none of the theme's own table styles
     for (const [head, cells, wrong] of rows) {
       const tr = el("tr");
       tr.append(el("th", { scope: "row" }, head));
