@@ -307,8 +307,8 @@
     nothingWritten: "序列已满 16 个词元，没有位置可以续写。",
     source: "源序列", output: "模型写出的", wrongAt: (list) => "写错的位置：" + list,
     input: "输入", next: "预测",
-    maps: "每一层每一个头的注意力（行：查询，列：键；颜色越深权重越大；斜线：被掩码挡住；把鼠标移到格子上可读出权重）",
-    encoderMaps: "编码器自注意力（S × S；把鼠标移到格子上可读出权重）", selfMaps: "解码器的掩码自注意力（L × L）", crossMaps: "交叉注意力（L 行输出 × S 列输入）",
+    maps: "每一层每一个头的注意力（行：查询，列：键；颜色越深权重越大；斜线：被掩码挡住；把鼠标移到格子上，或聚焦一张图后用方向键，可读出权重）",
+    encoderMaps: "编码器自注意力（S × S；把鼠标移到格子上，或聚焦一张图后用方向键，可读出权重）", selfMaps: "解码器的掩码自注意力（L × L）", crossMaps: "交叉注意力（L 行输出 × S 列输入）",
     head: (l, h) => "第 " + l + " 层第 " + h + " 头",
     mapLabel: (title, rows) => title + "。每一行权重最大的键：" + rows,
     readout: (q, k, w) => "查询 " + q + " → 键 " + k + "：" + w,
@@ -332,8 +332,8 @@
     nothingWritten: "The sequence already fills the 16 positions: nothing left to write.",
     source: "source", output: "written", wrongAt: (list) => "wrong at positions: " + list,
     input: "input", next: "predicts",
-    maps: "Every layer's and head's attention (rows: queries, columns: keys; darker = more weight; hatched: hidden by the mask; hover a cell to read its weight)",
-    encoderMaps: "Encoder self-attention (S × S; hover a cell to read its weight)", selfMaps: "Decoder masked self-attention (L × L)", crossMaps: "Cross-attention (L output rows × S input columns)",
+    maps: "Every layer's and head's attention (rows: queries, columns: keys; darker = more weight; hatched: hidden by the mask; hover a cell, or focus a map and use the arrow keys, to read its weight)",
+    encoderMaps: "Encoder self-attention (S × S; hover a cell, or focus a map and use the arrow keys, to read its weight)", selfMaps: "Decoder masked self-attention (L × L)", crossMaps: "Cross-attention (L output rows × S input columns)",
     head: (l, h) => "layer " + l + ", head " + h,
     mapLabel: (title, rows) => title + ". The key with most weight in each row: " + rows,
     readout: (q, k, w) => "query " + q + " → key " + k + ": " + w,
@@ -352,6 +352,7 @@
 .live-small .ls-caption { font-size: 0.7rem; font-weight: 700; margin: 0.6rem 0 0.2rem; }
 .live-small .ls-maps { display: flex; flex-wrap: wrap; gap: 0.6rem; }
 .live-small .ls-map { margin: 0; font-size: 0.65rem; text-align: center; }
+.live-small .ls-map canvas:focus-visible { outline: 2px solid var(--md-accent-fg-color); outline-offset: 2px; }
 .live-small .ls-map canvas { display: block; border: 1px solid var(--md-default-fg-color--lighter); max-width: 100%; height: auto; }
 .live-small .ls-readout { font-size: 0.7rem; min-height: 1.2em; margin: 0.3rem 0 0; font-variant-numeric: tabular-nums; }
 `;
@@ -424,6 +425,16 @@
       const j = Math.floor(((e.clientX - box.left) / box.width) * S);
       const i = Math.floor(((e.clientY - box.top) / box.height) * L);
       if (i >= 0 && i < L && j >= 0 && j < S) show(i, j);
+    });
+    // keyboard: the arrow keys move over the cells, the readout says each weight
+    let at = [0, 0];
+    canvas.addEventListener("focus", () => show(at[0], at[1]));
+    canvas.addEventListener("keydown", (e) => {
+      const step = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
+      if (!step) return;
+      e.preventDefault();
+      at = [Math.min(L - 1, Math.max(0, at[0] + step[0])), Math.min(S - 1, Math.max(0, at[1] + step[1]))];
+      show(at[0], at[1]);
     });
     const figure = el("figure", { class: "ls-map" });
     figure.append(canvas, el("figcaption", {}, title));
@@ -520,7 +531,7 @@
       const r = causalLM(model, ids);
       const written = generate(model, ids, c.max_len - ids.length);
       const ms = performance.now() - start;
-      const readout = el("p", { class: "ls-readout", "aria-hidden": "true" });
+      const readout = el("p", { class: "ls-readout" });
       const names = ids.map((t, i) => i + ":" + t);
       result.replaceChildren(
         el("p", { class: "ls-caption" }, T.predicted),
@@ -542,7 +553,7 @@
       const ms = performance.now() - start;
       const wrong = r.written.map((t, i) => t !== ids[i]);
       const wrongAt = wrong.map((w, i) => (w ? i : -1)).filter((i) => i >= 0);
-      const readout = el("p", { class: "ls-readout", "aria-hidden": "true" });
+      const readout = el("p", { class: "ls-readout" });
       const inNames = ids.map((t, i) => "in " + i + ":" + t);
       const outNames = r.written.map((t, i) => "out " + i + ":" + t);
       result.replaceChildren(
