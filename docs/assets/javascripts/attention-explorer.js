@@ -190,7 +190,7 @@
   };
 
   function init() {
-    document.querySelectorAll("figure.attention-explorer").forEach(build);
+    document.querySelectorAll("figure.attention-explorer").forEach((f, i) => build(f, i));
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);

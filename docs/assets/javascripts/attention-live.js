@@ -595,6 +595,8 @@
     readTensors: readTensors,
     forward: minilmForward,
     sentenceEmbedding: sentenceEmbedding,
+    // the page's WordPiece (wordpiece.js) with the options model.json read off tokenizer.json
+    tokenizer: (model) => window.AttentionWordPiece.fromVocab(model.vocabText, wordPieceOptions(model.manifest.tokenizer)),
     LoadError: LoadError,
   };
 
@@ -611,13 +613,12 @@
     load: (b) => "加载 MiniLM（" + MB(b) + "）并运行", run: "运行",
     loading: (got, total) => "正在加载权重：" + MB(got) + " / " + MB(total),
     computing: (l, n) => "正在计算第 " + l + " 层（共 " + n + " 层）…",
-    done: (L, ms, sim) => "已在 " + L + " 个词元上算完 6 层 × 12 个头，用时 " + ms + " 毫秒。"
-      + (sim === null ? "" : "两个句向量的余弦相似度：" + sim + "。"),
+    done: (layers, heads, L, ms) => "已在 " + L + " 个词元上算完 " + layers + " 层 × " + heads + " 个头，用时 " + ms + " 毫秒。",
     similarity: (v) => "两个句子的余弦相似度（均值池化后归一化）：" + v,
     empty: "请先输入一个句子。",
     tooLong: (n, max) => "这个句子有 " + n + " 个词元，超过了 MiniLM 的 " + max + " 个位置。请缩短它。",
     secondTooLong: (n, max) => "第二个句子有 " + n + " 个词元，超过了 MiniLM 的 " + max + " 个位置。",
-    unknown: (chars) => "词表里没有这些字符，含有它们的词变成了 [UNK]：" + chars,
+    unknown: (words) => "MiniLM 的词表拼不出这些词（其中有词表里没有的字符），它们变成了 [UNK]：" + words,
     loadFailed: (why, url) => "模型文件加载失败（" + why + "，" + url + "）。请刷新页面再试一次。",
     fileUrl: "这个页面是从 file:// 打开的：Chromium 不允许页面从 file:// 读取文件（fetch），所以这里加载不了模型。"
       + "请通过 http:// 打开本站，例如在站点目录中运行 python -m http.server。",
@@ -628,19 +629,31 @@
     load: (b) => "Load MiniLM (" + MB(b) + ") and run", run: "Run",
     loading: (got, total) => "Loading the weights: " + MB(got) + " of " + MB(total),
     computing: (l, n) => "Computing layer " + l + " of " + n + "…",
-    done: (L, ms, sim) => "Computed 6 layers × 12 heads on " + L + " tokens in " + ms + " ms."
-      + (sim === null ? "" : " Cosine similarity of the two sentence vectors: " + sim + "."),
+    done: (layers, heads, L, ms) => "Computed " + layers + " layers × " + heads + " heads on " + L + " tokens in " + ms + " ms.",
     similarity: (v) => "Cosine similarity of the two sentences (mean pooling, normalised): " + v,
     empty: "Type a sentence first.",
     tooLong: (n, max) => "This sentence is " + n + " tokens, more than MiniLM's " + max + " positions. Shorten it.",
     secondTooLong: (n, max) => "The second sentence is " + n + " tokens, more than MiniLM's " + max + " positions.",
-    unknown: (chars) => "These characters are not in MiniLM's vocabulary; the words that hold them became [UNK]: " + chars,
+    unknown: (words) => "MiniLM's vocabulary cannot spell these words (they hold characters it does not have), so they became [UNK]: " + words,
     loadFailed: (why, url) => "The model file failed to load (" + why + ", " + url + "). Reload the page to try again.",
     fileUrl: "This page was opened from file://: Chromium does not let a page fetch files from file://, so the model "
       + "cannot load here. Open the site over http://, e.g. run python -m http.server in the site's folder.",
     noTokenizer: "The tokenizer's script (wordpiece.js) did not load, so the sentence cannot be cut into tokens.",
     caption: "Every head of MiniLM on your sentence. Hover, tap or focus a token to make it the query.",
   };
+
+  /** model.json's tokenizer options (tokenizer.json's names) -> wordpiece.js's names. */
+  function wordPieceOptions(t) {
+    return {
+      lowercase: t.lowercase,
+      stripAccents: t.strip_accents,
+      cleanText: t.clean_text,
+      handleChineseChars: t.handle_chinese_chars,
+      unkToken: t.unk_token,
+      continuingSubwordPrefix: t.continuing_subword_prefix,
+      maxInputCharsPerWord: t.max_input_chars_per_word,
+    };
+  }
 
   function el(tag, attrs, text) {
     const node = document.createElement(tag);
@@ -650,18 +663,6 @@
   }
 
   const nextFrame = () => new Promise((resolve) => setTimeout(resolve, 0));
-
-  /** The characters of `text` with no token of their own in the vocabulary (as or inside a word). */
-  function unknownCharacters(text, vocab) {
-    const out = new Set();
-    for (const ch of text) {
-      if (/\s/u.test(ch)) continue;
-      const plain = ch.toLowerCase().normalize("NFD").replace(/\p{Mn}/gu, "");
-      if (plain === "" || /\p{Cc}|\p{Cf}/u.test(plain)) continue; // dropped by the normaliser
-      if (![...plain].every((c) => vocab.has(c) || vocab.has("##" + c))) out.add(ch);
-    }
-    return [...out];
-  }
 
   function widget(root, index) {
     const bytes = Number(root.dataset.liveBytes) || 0;
@@ -683,9 +684,11 @@
     progress.hidden = true;
     const status = el("p", { class: "live-status", role: "status", "aria-live": "polite" });
     const error = el("p", { class: "live-error", role: "alert" });
-    const similarity = el("p", { class: "live-similarity" });
-    const figure = el("figure", { class: "attention-explorer live-explorer", id: "fig-live-minilm-" + index });
-    figure.append(el("figcaption", {}, T.caption));
+    const similarity = el("p", { class: "live-similarity", "aria-live": "polite" });
+    // a <div>, not a <figure>: the page's figures are the build's, numbered; this one is yours
+    const figure = el("div", { class: "attention-explorer live-explorer", id: "live-minilm-explorer-" + index,
+      role: "group", "aria-label": T.caption });
+    figure.append(el("p", { class: "live-caption" }, T.caption));
     figure.hidden = true;
     root.append(form, progress, status, error, similarity, figure);
     root.classList.add("live-ready");
@@ -694,7 +697,6 @@
     let model = null;
     let loading = null; // the promise of the model while it loads
     let tokenizer = null;
-    let vocab = null;
 
     async function ensureModel() {
       if (model) return model;
@@ -722,8 +724,7 @@
     function encode(text) {
       if (!window.AttentionWordPiece) throw new Error(T.noTokenizer);
       if (!tokenizer) {
-        tokenizer = window.AttentionWordPiece.fromVocab(model.vocabText, model.manifest.tokenizer);
-        vocab = new Set(model.vocabText.split("\n"));
+        tokenizer = window.AttentionLive.minilm.tokenizer(model);
       }
       return tokenizer.encode(text);
     }
@@ -765,11 +766,10 @@
       } else {
         similarity.textContent = "";
       }
-      const unknown = unknownCharacters(text + (other ? " " + secondBox.value : ""), vocab);
-      if (unknown.length && first.tokens.concat(other ? other.tokens : []).includes("[UNK]")) {
-        error.textContent = T.unknown(unknown.join(" "));
-      }
-      status.textContent = T.done(L, Math.round(mapMs), sim);
+      // the words that became [UNK] (wordpiece.js lists them, as normalised)
+      const unknown = first.unknown.concat(other ? other.unknown : []);
+      if (unknown.length) error.textContent = T.unknown([...new Set(unknown)].join(" "));
+      status.textContent = T.done(n, H, L, Math.round(mapMs));
       root.dataset.liveState = "done";
       // for the benchmark and the tests: what the page computed, and how fast
       root.liveResult = { tokens: first.tokens, ids: first.ids, weights: r.weights, mapMs: mapMs, similarity: sim };
