@@ -170,23 +170,33 @@ def export_size(name: str, model) -> int:
 # --- the page's widget ---------------------------------------------------------------
 
 
-def widget_html(name: str, model, *, examples) -> str:
+def widget_html(name: str, model, *, examples, trained_lengths=None) -> str:
     """The widget's placeholder, printed by a build-only block of the page.
 
     ``examples``: the page's own inputs (lists of token ids), offered as buttons.
+    ``trained_lengths``: ``(shortest, longest)`` input the model was trained on, if the
+    page should say so. The box's label states the alphabet, the longest input and these
+    lengths from the model and the page, before anything is fetched.
     The script (``attention-live-small.js``, loaded here, not on every page) fills the
     placeholder; without JavaScript it stays empty and the page's ``<noscript>``
     sentence says what it would add.
     """
     examples = [[int(t) for t in ex] for ex in examples]
-    size = export_size(name, model)
+    manifest, weights = export_bytes(name, model)
+    size = len(_manifest_text(manifest)) + len(weights)
+    config = manifest["config"]
     attrs = {
         "class": "live-small",
         "id": f"live-{name}",
         "data-live-small": name,
         "data-bytes": str(size),
         "data-examples": json.dumps(examples, separators=(",", ":")),
+        "data-symbols": json.dumps(config["symbols"], separators=(",", ":")),
+        "data-max-len": str(config["max_len"]),
     }
+    if trained_lengths is not None:
+        shortest, longest = (int(n) for n in trained_lengths)
+        attrs["data-trained"] = f"{shortest}-{longest}"
     inner = " ".join(f'{k}="{html.escape(v, quote=True)}"' for k, v in attrs.items())
     script = "../../assets/javascripts/attention-live-small.js"
     return f'<div {inner}></div>\n<script src="{script}" defer></script>'

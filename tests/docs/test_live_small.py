@@ -208,6 +208,9 @@ def check_model(browser, site_url: str, artifacts_dir: Path, name: str) -> dict:
         examples = json.loads(root.get_attribute("data-examples"))
         button = root.locator('button[type="submit"]').text_content()
         assert f"{size / 1000:.1f} KB" in button, f"the button does not name the size: {button!r}"
+        label = root.locator("label").first.text_content()
+        limit = f"at most {model_config(model, name)['max_len']}"
+        assert limit in label, f"the box's label does not say {limit!r}: {label!r}"
         shots = _screenshots(page, root, name, "before", artifacts_dir)
         assert model_requests == [], f"fetched before the reader asked: {model_requests}"
 

@@ -288,8 +288,11 @@
   const KB = (bytes) => (bytes / 1000).toFixed(1) + " KB";
   const symbolRange = (s) => s[0] + "–" + s[s.length - 1];
   const T = ZH ? {
-    box: { "causal-lm": (c) => "你的序列：" + symbolRange(c) + " 之间的数字，最多 16 个", "encoder-decoder": (c) => "你的源序列：" + symbolRange(c) + " 之间的符号，用空格隔开，最多 32 个（训练长度为 4 到 16）" },
-    boxBefore: { "causal-lm": "你的序列：0–9 之间的数字，最多 16 个", "encoder-decoder": "你的源序列：1–11 之间的符号，用空格隔开，最多 32 个（训练长度为 4 到 16）" },
+    box: {
+      "causal-lm": (s, max) => "你的序列：" + symbolRange(s) + " 之间的数字，最多 " + max + " 个",
+      "encoder-decoder": (s, max, trained) => "你的源序列：" + symbolRange(s) + " 之间的符号，用空格隔开，最多 " + max + " 个"
+        + (trained ? "（训练长度为 " + trained.replace("-", " 到 ") + "）" : ""),
+    },
     load: (b) => "加载模型（" + KB(b) + "）并运行", run: "运行",
     example: (i) => "示例 " + (i + 1),
     examples: "本页的示例",
@@ -300,11 +303,11 @@
     bos: "（0 是起始符 BOS，不是符号）",
     loadFailed: (why, url) => "模型文件加载失败（" + why + "，" + url + "）。请再按一次按钮重试。",
     fileUrl: "这个页面是从 file:// 打开的：Chromium 不允许页面从 file:// 读取文件（fetch），所以这里加载不了模型。请通过 http:// 打开本站，例如在站点目录中运行 python -m http.server。",
-    doneCausal: (L, ms) => "已在 " + L + " 个词元上算完 2 层 × 2 个头，用时 " + ms + " 毫秒。",
+    doneCausal: (layers, heads, L, ms) => "已在 " + L + " 个词元上算完 " + layers + " 层 × " + heads + " 个头，用时 " + ms + " 毫秒。",
     doneSeq: (S, wrong, ms) => "已抄写 " + S + " 个符号，用时 " + ms + " 毫秒：" + (wrong === 0 ? "全部正确。" : "错了 " + wrong + " 个（下面标了 ✗）。"),
     predicted: "每个位置预测的下一个词元（位置 t 读了词元 0..t）",
-    written: (n) => "贪心续写到 16 个词元：模型写了 " + n + " 个",
-    nothingWritten: "序列已满 16 个词元，没有位置可以续写。",
+    written: (max, n) => "贪心续写到 " + max + " 个词元：模型写了 " + n + " 个",
+    nothingWritten: (max) => "序列已满 " + max + " 个词元，没有位置可以续写。",
     source: "源序列", output: "模型写出的", wrongAt: (list) => "写错的位置：" + list,
     input: "输入", next: "预测",
     maps: "每一层每一个头的注意力（行：查询，列：键；颜色越深权重越大；斜线：被掩码挡住；把鼠标移到格子上，或聚焦一张图后用方向键，可读出权重）",
@@ -313,8 +316,11 @@
     mapLabel: (title, rows) => title + "。每一行权重最大的键：" + rows,
     readout: (q, k, w) => "查询 " + q + " → 键 " + k + "：" + w,
   } : {
-    box: { "causal-lm": (c) => "Your sequence: digits " + symbolRange(c) + ", at most 16", "encoder-decoder": (c) => "Your source: symbols " + symbolRange(c) + " separated by spaces, at most 32 (trained on lengths 4 to 16)" },
-    boxBefore: { "causal-lm": "Your sequence: digits 0–9, at most 16", "encoder-decoder": "Your source: symbols 1–11 separated by spaces, at most 32 (trained on lengths 4 to 16)" },
+    box: {
+      "causal-lm": (s, max) => "Your sequence: digits " + symbolRange(s) + ", at most " + max,
+      "encoder-decoder": (s, max, trained) => "Your source: symbols " + symbolRange(s) + " separated by spaces, at most " + max
+        + (trained ? " (trained on lengths " + trained.replace("-", " to ") + ")" : ""),
+    },
     load: (b) => "Load the model (" + KB(b) + ") and run", run: "Run",
     example: (i) => "Example " + (i + 1),
     examples: "The page's examples",
@@ -325,11 +331,11 @@
     bos: " (0 is BOS, the start token, not a symbol)",
     loadFailed: (why, url) => "The model file failed to load (" + why + ", " + url + "). Press the button to try again.",
     fileUrl: "This page was opened from file://: Chromium does not let a page fetch files from file://, so the model cannot load here. Open the site over http://, e.g. run python -m http.server in the site's folder.",
-    doneCausal: (L, ms) => "Computed 2 layers × 2 heads on " + L + " tokens in " + ms + " ms.",
+    doneCausal: (layers, heads, L, ms) => "Computed " + layers + " layers × " + heads + " heads on " + L + " tokens in " + ms + " ms.",
     doneSeq: (S, wrong, ms) => "Copied " + S + " symbols in " + ms + " ms: " + (wrong === 0 ? "all right." : wrong + " wrong (marked ✗ below)."),
     predicted: "The next token predicted at each position (position t has read tokens 0..t)",
-    written: (n) => "Greedy continuation to 16 tokens: the model wrote " + n,
-    nothingWritten: "The sequence already fills the 16 positions: nothing left to write.",
+    written: (max, n) => "Greedy continuation to " + max + " tokens: the model wrote " + n,
+    nothingWritten: (max) => "The sequence already fills the " + max + " positions: nothing left to write.",
     source: "source", output: "written", wrongAt: (list) => "wrong at positions: " + list,
     input: "input", next: "predicts",
     maps: "Every layer's and head's attention (rows: queries, columns: keys; darker = more weight; hatched: hidden by the mask; hover a cell, or focus a map and use the arrow keys, to read its weight)",
@@ -476,7 +482,7 @@
     });
     const actions = el("div", { class: "live-actions" });
     actions.append(button);
-    const label = el("label", { for: uid + "box" }, T.boxBefore[kind]);
+    const label = el("label", { for: uid + "box" }, T.box[kind](JSON.parse(root.dataset.symbols), root.dataset.maxLen, root.dataset.trained));
     form.append(label, box, exampleRow, actions);
     const progress = el("progress", { class: "live-progress", max: String(bytes || 1), value: "0", "aria-label": T.loading(0, bytes) });
     progress.hidden = true;
@@ -512,7 +518,6 @@
         progress.hidden = true;
       }
       button.textContent = T.run;
-      label.textContent = T.box[kind](model.config.symbols);
       root.liveModel = model;
       return model;
     }
@@ -536,12 +541,12 @@
       result.replaceChildren(
         el("p", { class: "ls-caption" }, T.predicted),
         table([["t", ids.map((_, i) => i)], [T.input, ids], [T.next, r.predictions]], T.predicted),
-        el("p", { class: "ls-caption" }, ids.length < c.max_len ? T.written(c.max_len - ids.length) : T.nothingWritten),
+        el("p", { class: "ls-caption" }, ids.length < c.max_len ? T.written(c.max_len, c.max_len - ids.length) : T.nothingWritten(c.max_len)),
         table([[T.output, written.map((t, i) => (i < ids.length ? t : "→" + t))]], T.output),
         mapGroup(T.maps, r.weights, names, names, (i, j) => j <= i, readout),
         readout,
       );
-      status.textContent = T.doneCausal(ids.length, ms.toFixed(1));
+      status.textContent = T.doneCausal(c.num_layers, c.num_heads, ids.length, ms.toFixed(1));
       return { ids: ids, predictions: r.predictions, written: written, weights: r.weights, ms: ms };
     }
 
