@@ -49,8 +49,8 @@
  * AttentionWordPiece.optionsFromTokenizerJson(json) reads them off a parsed
  * tokenizer.json (and refuses a pipeline this file does not implement).
  *
- * A lone surrogate (a JavaScript string can hold one; Rust's cannot) is
- * dropped, as clean_text drops U+FFFD, the character it would become in UTF-8.
+ * A lone surrogate (a JavaScript string can hold one; Rust's cannot) is read
+ * as U+FFFD, what it becomes in UTF-8 (TextEncoder), which clean_text drops.
  */
 (function (root) {
   "use strict";
@@ -189,14 +189,17 @@
     return text;
   }
 
-  // A string -> its code points (a lone surrogate stays a number in 0xd800-0xdfff).
+  // A string -> its code points, a lone surrogate read as U+FFFD (as UTF-8 would).
   function codePoints(text) {
     const out = [];
-    for (const ch of text) out.push(ch.codePointAt(0));
+    for (const ch of text) {
+      const cp = ch.codePointAt(0);
+      out.push(cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp);
+    }
     return out;
   }
 
-  const DEFAULTS = {
+  const DEFAULTS = Object.freeze({
     lowercase: true,
     stripAccents: null, // null: strip accents when lowercasing, as BERT uncased
     cleanText: true,
@@ -206,16 +209,15 @@
     maxInputCharsPerWord: 100,
     clsToken: "[CLS]",
     sepToken: "[SEP]",
-    addedTokens: ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-  };
+    addedTokens: Object.freeze(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]),
+  });
 
   // Step 1, BertNormalizer: code points in, code points out.
   function normalize(cps, o) {
     if (o.cleanText) {
       const kept = [];
       for (const cp of cps) {
-        const surrogate = cp >= 0xd800 && cp <= 0xdfff;
-        if (cp === 0 || cp === 0xfffd || surrogate || isControl(cp)) continue;
+        if (cp === 0 || cp === 0xfffd || isControl(cp)) continue;
         kept.push(isWhitespace(cp) ? 0x20 : cp);
       }
       cps = kept;
@@ -230,7 +232,7 @@
     }
     const stripAccents = o.stripAccents === null ? o.lowercase : o.stripAccents;
     if (stripAccents) {
-      const text = fromCodePoints(cps.filter((cp) => cp < 0xd800 || cp > 0xdfff));
+      const text = fromCodePoints(cps);
       cps = codePoints(text.normalize("NFD")).filter((cp) => !isNonspacingMark(cp));
     }
     if (o.lowercase) {
@@ -315,7 +317,19 @@
   }
 
   function fromVocab(vocabText, options) {
+    const unknownOptions = Object.keys(options || {}).filter((k) => !(k in DEFAULTS));
+    if (unknownOptions.length) {
+      throw new TypeError(
+        `unknown option(s) ${unknownOptions.join(", ")}; the options are ` +
+          Object.keys(DEFAULTS).join(", ")
+      );
+    }
     const o = Object.assign({}, DEFAULTS, options || {});
+    if (!Number.isInteger(o.maxInputCharsPerWord) || o.maxInputCharsPerWord < 1) {
+      throw new TypeError(
+        `maxInputCharsPerWord must be a positive integer, got ${o.maxInputCharsPerWord}`
+      );
+    }
     const vocab = parseVocab(vocabText);
     for (const name of ["unkToken", "clsToken", "sepToken"]) {
       if (!vocab.has(o[name])) {
@@ -382,6 +396,21 @@
     return { encode, vocabSize: vocab.size, options: o };
   }
 
+  // The post-processor's single-sentence template -> [its first token, its last]: it must be
+  // TemplateProcessing's [special, sequence A, special] or BertProcessing's [cls, A, sep].
+  function templateTokens(post) {
+    if (post && post.type === "BertProcessing") return [post.cls[0], post.sep[0]];
+    const single = (post && post.type === "TemplateProcessing" && post.single) || [];
+    const shape = single.map((piece) => Object.keys(piece)[0]).join(" ");
+    if (shape !== "SpecialToken Sequence SpecialToken") {
+      throw new Error(
+        "tokenizer.json: only a [CLS] sequence [SEP] template is implemented, got " +
+          JSON.stringify(single)
+      );
+    }
+    return [single[0].SpecialToken.id, single[2].SpecialToken.id];
+  }
+
   // MiniLM's tokenizer.json (parsed) -> fromVocab's options; refuses a
   // pipeline other than the one this file implements.
   function optionsFromTokenizerJson(json) {
@@ -396,7 +425,7 @@
     if (m.type !== "WordPiece") {
       throw new Error(`tokenizer.json: model ${m.type}, only WordPiece is implemented`);
     }
-    const special = (json.post_processor || {}).special_tokens || {};
+    const [clsToken, sepToken] = templateTokens(json.post_processor);
     const added = (json.added_tokens || []).map((t) => {
       if (t.normalized || t.lstrip || t.rstrip || t.single_word) {
         throw new Error(`tokenizer.json: added token ${t.content} is matched in a way not implemented`);
@@ -411,8 +440,8 @@
       unkToken: m.unk_token,
       continuingSubwordPrefix: m.continuing_subword_prefix,
       maxInputCharsPerWord: m.max_input_chars_per_word,
-      clsToken: special["[CLS]"] ? "[CLS]" : DEFAULTS.clsToken,
-      sepToken: special["[SEP]"] ? "[SEP]" : DEFAULTS.sepToken,
+      clsToken,
+      sepToken,
       addedTokens: added,
     };
   }
