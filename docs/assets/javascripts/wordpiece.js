@@ -24,12 +24,16 @@
  *
  * Character classes come from tables below, not from the browser's \p{...}:
  * `tokenizers` takes "other", punctuation and non-spacing mark from the Rust
- * crate unicode_categories 0.1, which is frozen at Unicode 8.0, while a
- * browser knows a newer Unicode (Chromium's \p{P} has 141 more punctuation
- * code points). The tables were read off `tokenizers` itself, code point by
- * code point; tests/docs/test_wordpiece.py checks every code point again.
+ * crate unicode_categories 0.1.1, whose tables are of an old Unicode (8.0, by
+ * the characters they know: U+2E42 but not Unicode 9's U+2E43), while a
+ * browser knows a newer one: Chromium 156's \p{P} holds 141 code points the
+ * crate does not count as punctuation (and lacks 2 it does), its \p{Mn} 486
+ * more marks. The tables were read off `tokenizers` itself, one code point
+ * at a time; tests/docs/test_wordpiece.py checks them again (every code
+ * point of planes 0-3 and 14 in Chromium, the tables' edges without it).
  * NFD and lowercase come from the browser (String.prototype.normalize and
- * toLowerCase), as `tokenizers` takes them from Rust's current Unicode.
+ * toLowerCase), as `tokenizers` takes them from Rust's recent Unicode; the
+ * test's sweep finds no difference there in Chromium.
  *
  * A classic script (no module syntax): it runs from file:// too and attaches
  * `window.AttentionWordPiece` (globalThis, so Node can load it as well):
