@@ -40,6 +40,7 @@ import itertools
 import json
 import random
 import re
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -223,16 +224,16 @@ def _sweep_differences(tokenizer, chunks: list[str], got: list[str], n: int = 20
 
 
 def _text_for_tokens(tokenizer, n: int) -> str:
-    """A text of exactly ``n`` tokens ([CLS] and [SEP] included), from the chapter's sentence."""
+    """A text of exactly ``n`` tokens ([CLS] and [SEP] included), from the chapter's sentence:
+    its words in turn while they fit (a word's tokens do not depend on its neighbours, the
+    text splits at spaces first), then "a" (one token) up to ``n``."""
     words = "The animal didn't cross the street because it was too tired.".split()
-    text, i = "", 0
-    while True:
-        longer = (text + " " + words[i % len(words)]).strip()
-        if len(tokenizer.encode(longer).ids) > n:
-            break
-        text, i = longer, i + 1
-    while len(tokenizer.encode(text).ids) < n:
-        text += " a"
+    sizes = [len(tokenizer.encode(w, add_special_tokens=False).ids) for w in words]
+    chosen, used = [], 2
+    while used + sizes[len(chosen) % len(words)] <= n:
+        used += sizes[len(chosen) % len(words)]
+        chosen.append(words[len(chosen) % len(words)])
+    text = " ".join(chosen + ["a"] * (n - used))
     assert len(tokenizer.encode(text).ids) == n
     return text
 
@@ -279,10 +280,12 @@ EVALUATE_JS = r"""async (argsJson) => {
   const lone = (s) => s.replace(/~/g, high).replace(/\^/g, low);
   out.surrogates = ["a~b", "^x", "x~", "^~"].map((s) => tok.encode(lone(s)).ids);
   out.mutants = {};
+  t = performance.now();
   for (const [name, options] of Object.entries(mutants)) {
     const broken = W.fromVocab(vocab, Object.assign({}, out.options, options));
     out.mutants[name] = sentences.map((s) => broken.encode(s).ids);
   }
+  out.mutantsMs = performance.now() - t;
   // Timing, per encode: the median of 5 runs of 200 encodes each, after 20 to warm up
   // (the browser's clock is coarse: one encode is far below its step).
   const median = (f) => {
@@ -363,7 +366,9 @@ def test_page_tokenizer_equals_tokenizers(
     timing["512 tokens"] = _text_for_tokens(tokenizer, 512)
 
     problems: list[str] = []
+    started = time.perf_counter()
     context, page = _open_page(browser, site_url, problems)
+    opened = time.perf_counter()
     try:
         args = {
             "vocab": vocab_text,
@@ -376,6 +381,7 @@ def test_page_tokenizer_equals_tokenizers(
             "timing": timing,
         }
         out = json.loads(page.evaluate(EVALUATE_JS, json.dumps(args)))
+        evaluated = time.perf_counter()
     finally:
         context.close()
     assert not problems, "\n".join(problems)
@@ -434,7 +440,13 @@ def test_page_tokenizer_equals_tokenizers(
     figures = {
         "texts": len(sentences),
         "code points swept": sum(hi + 1 - lo for lo, hi in ranges),
+        "seconds: page open, evaluate, checks": [
+            round(opened - started, 2),
+            round(evaluated - opened, 2),
+            round(time.perf_counter() - evaluated, 2),
+        ],
         "sweep ms (page)": round(out["sweepMs"]),
+        "broken tokenizers ms (page)": round(out["mutantsMs"]),
         "broken tokenizers caught (texts differing)": caught,
         "fromVocab ms": round(out["fromVocabMs"], 2),
         "encode ms (median of 5 x 200)": {k: round(v["ms"], 3) for k, v in out["timing"].items()},

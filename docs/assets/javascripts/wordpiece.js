@@ -348,17 +348,25 @@
     const prefix = o.continuingSubwordPrefix;
     const maxChars = o.maxInputCharsPerWord;
 
-    // Step 3, WordPiece: one word -> its tokens (greedy, longest match first).
+    // No vocabulary entry is longer than this (in code points): a longer piece cannot match.
+    let longest = 0;
+    for (const token of vocab.keys()) longest = Math.max(longest, Array.from(token).length);
+
+    // Step 3, WordPiece: one word -> its tokens (greedy, longest match first). `tokenizers`
+    // tries every end from the word's last character down; starting at `longest` characters
+    // instead skips only pieces no entry can match, and keeps a long word's cost linear.
     function wordPiece(word) {
       const chars = Array.from(word);
       if (chars.length > maxChars) return null;
+      const at = [0]; // at[i]: where character i starts in the string (UTF-16 units)
+      for (const ch of chars) at.push(at[at.length - 1] + ch.length);
       const pieces = [];
       let start = 0;
       while (start < chars.length) {
-        let end = chars.length;
+        let end = Math.min(chars.length, start + longest);
         let found = null;
         while (start < end) {
-          const sub = (start > 0 ? prefix : "") + chars.slice(start, end).join("");
+          const sub = (start > 0 ? prefix : "") + word.slice(at[start], at[end]);
           if (vocab.has(sub)) {
             found = sub;
             break;
