@@ -68,12 +68,15 @@ def read_sentences(path: Path = SENTENCES) -> list[str]:
 
 
 def page_sentences() -> list[str]:
-    """The example sentences of both editions of the chapter: its string literals that read
-    as a sentence (a space or a CJK ideograph, ending in . ! ? or a Chinese full stop)."""
+    """The example sentences of both editions of the chapter: its string literals and HTML
+    attribute values that read as a sentence (a space or a CJK ideograph, ending in . ! ? or
+    a Chinese full stop): the code's sentences and the widget's own examples."""
     found: list[str] = []
     for source in CHAPTER_SOURCES:
         text = source.read_text(encoding="utf-8")
-        for literal in re.findall(r'"((?:[^"\\\n]|\\.)+)"', text):
+        literals = re.findall(r'"((?:[^"\\\n]|\\.)*)"', text)  # "" too, so pairs stay in step
+        literals += re.findall(r'\s[a-z-]+="([^"]*)"', text)  # attributes, wherever a pair began
+        for literal in literals:
             if re.search(r"[ \u4e00-\u9fff]", literal) and re.search(r"[.!?。！？]$", literal):
                 found.append(literal)
     return sorted(set(found))
