@@ -356,6 +356,7 @@
     // tries every end from the word's last character down; starting at `longest` characters
     // instead skips only pieces no entry can match, and keeps a long word's cost linear.
     function wordPiece(word) {
+      if (word.length > 2 * maxChars) return null; // over maxChars code points, surely
       const chars = Array.from(word);
       if (chars.length > maxChars) return null;
       const at = [0]; // at[i]: where character i starts in the string (UTF-16 units)
