@@ -25,7 +25,7 @@
  * Character classes come from tables below, not from the browser's \p{...}:
  * `tokenizers` takes "other", punctuation and non-spacing mark from the Rust
  * crate unicode_categories 0.1.1, whose tables are of an old Unicode (8.0, by
- * the characters they know: U+2E42 but not Unicode 9's U+2E43), while a
+ * the characters they know: Unicode 8's U+1173C, not Unicode 9's U+2E43), while a
  * browser knows a newer one: Chromium 156's \p{P} holds 141 code points the
  * crate does not count as punctuation (and lacks 2 it does), its \p{Mn} 486
  * more marks. The tables were read off `tokenizers` itself, one code point
