@@ -25,15 +25,22 @@ not matched): each must differ from `tokenizers` on some sentence. It also times
 the encoding of a 16-token and a 512-token text (printed and written to
 test-artifacts/wordpiece.json, not asserted), and reads the vocabulary's size, raw and gzipped.
 
-Needs Playwright and a Chromium executable (see test_browser.py); skipped otherwise.
+Without a browser, test_character_tables_are_tokenizers reads the script's character tables and
+checks them against `tokenizers` at every range's ends and on 20,000 seeded code points, and
+test_sentence_set_covers_what_the_issue_names checks the sentence file holds each kind of text.
+
+The browser test needs Playwright and a Chromium executable (see test_browser.py); skipped
+otherwise.
 """
 
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import random
 import re
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -61,12 +68,15 @@ def read_sentences(path: Path = SENTENCES) -> list[str]:
 
 
 def page_sentences() -> list[str]:
-    """The example sentences of both editions of the chapter: its string literals that read
-    as a sentence (a space or a CJK ideograph, ending in . ! ? or a Chinese full stop)."""
+    """The example sentences of both editions of the chapter: its string literals and HTML
+    attribute values that read as a sentence (a space or a CJK ideograph, ending in . ! ? or
+    a Chinese full stop): the code's sentences and the widget's own examples."""
     found: list[str] = []
     for source in CHAPTER_SOURCES:
         text = source.read_text(encoding="utf-8")
-        for literal in re.findall(r'"((?:[^"\\\n]|\\.)+)"', text):
+        literals = re.findall(r'"((?:[^"\\\n]|\\.)*)"', text)  # "" too, so pairs stay in step
+        literals += re.findall(r'\s[a-z-]+="([^"]*)"', text)  # attributes, wherever a pair began
+        for literal in literals:
             if re.search(r"[ \u4e00-\u9fff]", literal) and re.search(r"[.!?。！？]$", literal):
                 found.append(literal)
     return sorted(set(found))
@@ -187,7 +197,7 @@ def test_sentence_set_covers_what_the_issue_names(tokenizer):
     unknown = [s for s in sentences if tokenizer.token_to_id("[UNK]") in tokenizer.encode(s).ids]
     assert len(unknown) >= 20, f"only {len(unknown)} sentences have an unknown word"
     longest = max(len(tokenizer.encode(s).ids) for s in sentences)
-    assert longest >= 400, f"the longest sentence has {longest} tokens"
+    assert longest > 512, f"the longest sentence has {longest} tokens"
     examples = page_sentences()
     assert len(examples) >= 10, examples
     # The page's examples as they were when the set was written are in it.
@@ -217,16 +227,16 @@ def _sweep_differences(tokenizer, chunks: list[str], got: list[str], n: int = 20
 
 
 def _text_for_tokens(tokenizer, n: int) -> str:
-    """A text of exactly ``n`` tokens ([CLS] and [SEP] included), from the chapter's sentence."""
+    """A text of exactly ``n`` tokens ([CLS] and [SEP] included), from the chapter's sentence:
+    its words in turn while they fit (a word's tokens do not depend on its neighbours, the
+    text splits at spaces first), then "a" (one token) up to ``n``."""
     words = "The animal didn't cross the street because it was too tired.".split()
-    text, i = "", 0
-    while True:
-        longer = (text + " " + words[i % len(words)]).strip()
-        if len(tokenizer.encode(longer).ids) > n:
-            break
-        text, i = longer, i + 1
-    while len(tokenizer.encode(text).ids) < n:
-        text += " a"
+    sizes = [len(tokenizer.encode(w, add_special_tokens=False).ids) for w in words]
+    chosen, used = [], 2
+    while used + sizes[len(chosen) % len(words)] <= n:
+        used += sizes[len(chosen) % len(words)]
+        chosen.append(words[len(chosen) % len(words)])
+    text = " ".join(chosen + ["a"] * (n - used))
     assert len(tokenizer.encode(text).ids) == n
     return text
 
@@ -273,19 +283,23 @@ EVALUATE_JS = r"""async (argsJson) => {
   const lone = (s) => s.replace(/~/g, high).replace(/\^/g, low);
   out.surrogates = ["a~b", "^x", "x~", "^~"].map((s) => tok.encode(lone(s)).ids);
   out.mutants = {};
+  t = performance.now();
   for (const [name, options] of Object.entries(mutants)) {
     const broken = W.fromVocab(vocab, Object.assign({}, out.options, options));
     out.mutants[name] = sentences.map((s) => broken.encode(s).ids);
   }
-  // Timing: the median of 11 runs of 50 encodes each (the browser's clock is coarse), per encode.
+  out.mutantsMs = performance.now() - t;
+  // Timing, per encode: the median of 5 runs of 200 encodes each, after 20 to warm up
+  // (the browser's clock is coarse: one encode is far below its step).
   const median = (f) => {
+    for (let k = 0; k < 20; k++) f();
     const times = [];
-    for (let i = 0; i < 11; i++) {
+    for (let i = 0; i < 5; i++) {
       const t0 = performance.now();
-      for (let k = 0; k < 50; k++) f();
-      times.push((performance.now() - t0) / 50);
+      for (let k = 0; k < 200; k++) f();
+      times.push((performance.now() - t0) / 200);
     }
-    return times.sort((a, b) => a - b)[5];
+    return times.sort((a, b) => a - b)[2];
   };
   out.timing = {};
   for (const [name, text] of Object.entries(timing)) {
@@ -301,6 +315,9 @@ EVALUATE_JS = r"""async (argsJson) => {
     noUnk: error(() => W.fromVocab("[CLS]\n[SEP]\na\n", {addedTokens: []})),
     duplicate: error(() => W.fromVocab("[UNK]\n[CLS]\n[SEP]\na\na\n", {addedTokens: []})),
     emptyLine: error(() => W.fromVocab("[UNK]\n\n[CLS]\n[SEP]\n", {addedTokens: []})),
+    unknownOption: error(() => W.fromVocab(vocab, {lowercas: true})),
+    otherTemplate: error(() => W.optionsFromTokenizerJson(
+      Object.assign({}, tokenizerJson, {post_processor: {type: "RobertaProcessing"}}))),
     otherPipeline: error(() => W.optionsFromTokenizerJson(
       Object.assign({}, tokenizerJson, {model: {type: "BPE"}}))),
   };
@@ -352,7 +369,9 @@ def test_page_tokenizer_equals_tokenizers(
     timing["512 tokens"] = _text_for_tokens(tokenizer, 512)
 
     problems: list[str] = []
+    started = time.perf_counter()
     context, page = _open_page(browser, site_url, problems)
+    opened = time.perf_counter()
     try:
         args = {
             "vocab": vocab_text,
@@ -365,6 +384,7 @@ def test_page_tokenizer_equals_tokenizers(
             "timing": timing,
         }
         out = json.loads(page.evaluate(EVALUATE_JS, json.dumps(args)))
+        evaluated = time.perf_counter()
     finally:
         context.close()
     assert not problems, "\n".join(problems)
@@ -416,15 +436,23 @@ def test_page_tokenizer_equals_tokenizers(
     assert 'token "a" on line 5 is already on line 4' in errors["duplicate"], errors
     assert "line 2 is empty" in errors["emptyLine"], errors
     assert "only WordPiece" in errors["otherPipeline"], errors
+    assert errors["unknownOption"].startswith("TypeError: unknown option(s) lowercas;"), errors
+    assert "only a [CLS] sequence [SEP] template" in errors["otherTemplate"], errors
 
     raw = vocab_text.encode("utf-8")
     figures = {
         "texts": len(sentences),
         "code points swept": sum(hi + 1 - lo for lo, hi in ranges),
+        "seconds: page open, evaluate, checks": [
+            round(opened - started, 2),
+            round(evaluated - opened, 2),
+            round(time.perf_counter() - evaluated, 2),
+        ],
         "sweep ms (page)": round(out["sweepMs"]),
+        "broken tokenizers ms (page)": round(out["mutantsMs"]),
         "broken tokenizers caught (texts differing)": caught,
         "fromVocab ms": round(out["fromVocabMs"], 2),
-        "encode ms (median of 11 x 50)": {k: round(v["ms"], 3) for k, v in out["timing"].items()},
+        "encode ms (median of 5 x 200)": {k: round(v["ms"], 3) for k, v in out["timing"].items()},
         "tokens": {k: v["tokens"] for k, v in out["timing"].items()},
         "vocab.txt bytes": len(raw),
         "vocab.txt gzip -9 bytes": len(gzip.compress(raw, compresslevel=9, mtime=0)),
@@ -442,3 +470,69 @@ def test_exported_vocab_is_tokenizer_json_in_id_order(built_site, vocab_text):
     exported = built_site.dir / EXPORTED_VOCAB
     assert exported.is_file(), f"the build wrote no {EXPORTED_VOCAB}"
     assert exported.read_text(encoding="utf-8") == vocab_text
+
+
+def _js_tables() -> dict[str, list[tuple[int, int]]]:
+    """wordpiece.js's character tables: {name: [(first, last), ...]}."""
+    js = (ROOT / "docs" / SCRIPT).read_text(encoding="utf-8")
+    tables = {}
+    for name, body in re.findall(r"const ([A-Z_]+) = ranges\(((?:\s*\"[^\"]*\"\s*\+?)+)\s*\);", js):
+        text = "".join(re.findall(r'"([^"]*)"', body))
+        pairs = [part.split("-") for part in text.split(",")]
+        tables[name] = [(int(p[0], 16), int(p[-1], 16)) for p in pairs]
+    return tables
+
+
+def test_character_tables_are_tokenizers(tokenizer):
+    """No browser needed: wordpiece.js's tables predict what `tokenizers` does to a character,
+    at both ends of every range, just outside them, and on 20,000 seeded code points."""
+    import unicodedata
+
+    from tokenizers.normalizers import BertNormalizer
+    from tokenizers.pre_tokenizers import BertPreTokenizer
+
+    tables = _js_tables()
+    assert set(tables) == {"OTHER", "PUNCTUATION", "NONSPACING_MARK", "WHITESPACE", "CJK"}
+    for name, ranges in tables.items():
+        assert all(a <= b for a, b in ranges), name
+        assert all(b < c for (_, b), (c, _) in itertools.pairwise(ranges)), f"{name} not sorted"
+
+    def member(name: str, cp: int) -> bool:
+        return any(a <= cp <= b for a, b in tables[name])
+
+    def ascii_punct(cp: int) -> bool:
+        return chr(cp) in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+    def off(**on) -> BertNormalizer:
+        flags = dict(clean_text=False, handle_chinese_chars=False, strip_accents=False)
+        return BertNormalizer(**{**flags, "lowercase": False, **on})
+
+    clean, chinese = off(clean_text=True), off(handle_chinese_chars=True)
+    strip, pre = off(strip_accents=True), BertPreTokenizer()
+    edges = {
+        c + d for ranges in tables.values() for a, b in ranges for c in (a, b) for d in (-1, 0, 1)
+    }
+    rng = random.Random(FUZZ_SEED)
+    cps = sorted(edges | {rng.randrange(0x110000) for _ in range(20_000)})
+    wrong = []
+    for cp in cps:
+        if not 0 <= cp < 0x110000 or 0xD800 <= cp <= 0xDFFF:
+            continue
+        c = chr(cp)
+        dropped = cp in (0, 0xFFFD) or (member("OTHER", cp) and c not in "\t\n\r")
+        spaced = not dropped and member("WHITESPACE", cp)
+        want = "" if dropped else " " if spaced else c
+        punct = not member("WHITESPACE", cp) and (ascii_punct(cp) or member("PUNCTUATION", cp))
+        marks = all(member("NONSPACING_MARK", ord(d)) for d in unicodedata.normalize("NFD", c))
+        checks = {
+            "OTHER/WHITESPACE": (clean.normalize_str(c), want),
+            "CJK": (chinese.normalize_str(c) == f" {c} ", member("CJK", cp)),
+            "NONSPACING_MARK": (strip.normalize_str(c) == "", marks),
+            "PUNCTUATION": (len(pre.pre_tokenize_str(f"a{c}a")) == 3, punct),
+        }
+        wrong += [
+            f"U+{cp:04X} {name}: {got!r} != {exp!r}"
+            for name, (got, exp) in checks.items()
+            if got != exp
+        ]
+    assert not wrong, f"{len(wrong)} disagreements:\n" + "\n".join(wrong[:20])

@@ -24,12 +24,16 @@
  *
  * Character classes come from tables below, not from the browser's \p{...}:
  * `tokenizers` takes "other", punctuation and non-spacing mark from the Rust
- * crate unicode_categories 0.1, which is frozen at Unicode 8.0, while a
- * browser knows a newer Unicode (Chromium's \p{P} has 141 more punctuation
- * code points). The tables were read off `tokenizers` itself, code point by
- * code point; tests/docs/test_wordpiece.py checks every code point again.
+ * crate unicode_categories 0.1.1, whose tables are of an old Unicode (8.0, by
+ * the characters they know: Unicode 8's U+1173C, not Unicode 9's U+2E43), while a
+ * browser knows a newer one: Chromium 156's \p{P} holds 141 code points the
+ * crate does not count as punctuation (and lacks 2 it does), its \p{Mn} 486
+ * more marks. The tables were read off `tokenizers` itself, one code point
+ * at a time; tests/docs/test_wordpiece.py checks them again (every code
+ * point of planes 0-3 and 14 in Chromium, the tables' edges without it).
  * NFD and lowercase come from the browser (String.prototype.normalize and
- * toLowerCase), as `tokenizers` takes them from Rust's current Unicode.
+ * toLowerCase), as `tokenizers` takes them from Rust's recent Unicode; the
+ * test's sweep finds no difference there in Chromium.
  *
  * A classic script (no module syntax): it runs from file:// too and attaches
  * `window.AttentionWordPiece` (globalThis, so Node can load it as well):
@@ -49,8 +53,8 @@
  * AttentionWordPiece.optionsFromTokenizerJson(json) reads them off a parsed
  * tokenizer.json (and refuses a pipeline this file does not implement).
  *
- * A lone surrogate (a JavaScript string can hold one; Rust's cannot) is
- * dropped, as clean_text drops U+FFFD, the character it would become in UTF-8.
+ * A lone surrogate (a JavaScript string can hold one; Rust's cannot) is read
+ * as U+FFFD, what it becomes in UTF-8 (TextEncoder), which clean_text drops.
  */
 (function (root) {
   "use strict";
@@ -189,14 +193,17 @@
     return text;
   }
 
-  // A string -> its code points (a lone surrogate stays a number in 0xd800-0xdfff).
+  // A string -> its code points, a lone surrogate read as U+FFFD (as UTF-8 would).
   function codePoints(text) {
     const out = [];
-    for (const ch of text) out.push(ch.codePointAt(0));
+    for (const ch of text) {
+      const cp = ch.codePointAt(0);
+      out.push(cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp);
+    }
     return out;
   }
 
-  const DEFAULTS = {
+  const DEFAULTS = Object.freeze({
     lowercase: true,
     stripAccents: null, // null: strip accents when lowercasing, as BERT uncased
     cleanText: true,
@@ -206,16 +213,15 @@
     maxInputCharsPerWord: 100,
     clsToken: "[CLS]",
     sepToken: "[SEP]",
-    addedTokens: ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-  };
+    addedTokens: Object.freeze(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]),
+  });
 
   // Step 1, BertNormalizer: code points in, code points out.
   function normalize(cps, o) {
     if (o.cleanText) {
       const kept = [];
       for (const cp of cps) {
-        const surrogate = cp >= 0xd800 && cp <= 0xdfff;
-        if (cp === 0 || cp === 0xfffd || surrogate || isControl(cp)) continue;
+        if (cp === 0 || cp === 0xfffd || isControl(cp)) continue;
         kept.push(isWhitespace(cp) ? 0x20 : cp);
       }
       cps = kept;
@@ -230,7 +236,7 @@
     }
     const stripAccents = o.stripAccents === null ? o.lowercase : o.stripAccents;
     if (stripAccents) {
-      const text = fromCodePoints(cps.filter((cp) => cp < 0xd800 || cp > 0xdfff));
+      const text = fromCodePoints(cps);
       cps = codePoints(text.normalize("NFD")).filter((cp) => !isNonspacingMark(cp));
     }
     if (o.lowercase) {
@@ -315,7 +321,19 @@
   }
 
   function fromVocab(vocabText, options) {
+    const unknownOptions = Object.keys(options || {}).filter((k) => !(k in DEFAULTS));
+    if (unknownOptions.length) {
+      throw new TypeError(
+        `unknown option(s) ${unknownOptions.join(", ")}; the options are ` +
+          Object.keys(DEFAULTS).join(", ")
+      );
+    }
     const o = Object.assign({}, DEFAULTS, options || {});
+    if (!Number.isInteger(o.maxInputCharsPerWord) || o.maxInputCharsPerWord < 1) {
+      throw new TypeError(
+        `maxInputCharsPerWord must be a positive integer, got ${o.maxInputCharsPerWord}`
+      );
+    }
     const vocab = parseVocab(vocabText);
     for (const name of ["unkToken", "clsToken", "sepToken"]) {
       if (!vocab.has(o[name])) {
@@ -330,17 +348,26 @@
     const prefix = o.continuingSubwordPrefix;
     const maxChars = o.maxInputCharsPerWord;
 
-    // Step 3, WordPiece: one word -> its tokens (greedy, longest match first).
+    // No vocabulary entry is longer than this (in code points): a longer piece cannot match.
+    let longest = 0;
+    for (const token of vocab.keys()) longest = Math.max(longest, Array.from(token).length);
+
+    // Step 3, WordPiece: one word -> its tokens (greedy, longest match first). `tokenizers`
+    // tries every end from the word's last character down; starting at `longest` characters
+    // instead skips only pieces no entry can match, and keeps a long word's cost linear.
     function wordPiece(word) {
+      if (word.length > 2 * maxChars) return null; // over maxChars code points, surely
       const chars = Array.from(word);
       if (chars.length > maxChars) return null;
+      const at = [0]; // at[i]: where character i starts in the string (UTF-16 units)
+      for (const ch of chars) at.push(at[at.length - 1] + ch.length);
       const pieces = [];
       let start = 0;
       while (start < chars.length) {
-        let end = chars.length;
+        let end = Math.min(chars.length, start + longest);
         let found = null;
         while (start < end) {
-          const sub = (start > 0 ? prefix : "") + chars.slice(start, end).join("");
+          const sub = (start > 0 ? prefix : "") + word.slice(at[start], at[end]);
           if (vocab.has(sub)) {
             found = sub;
             break;
@@ -382,6 +409,21 @@
     return { encode, vocabSize: vocab.size, options: o };
   }
 
+  // The post-processor's single-sentence template -> [its first token, its last]: it must be
+  // TemplateProcessing's [special, sequence A, special] or BertProcessing's [cls, A, sep].
+  function templateTokens(post) {
+    if (post && post.type === "BertProcessing") return [post.cls[0], post.sep[0]];
+    const single = (post && post.type === "TemplateProcessing" && post.single) || [];
+    const shape = single.map((piece) => Object.keys(piece)[0]).join(" ");
+    if (shape !== "SpecialToken Sequence SpecialToken") {
+      throw new Error(
+        "tokenizer.json: only a [CLS] sequence [SEP] template is implemented, got " +
+          JSON.stringify(single)
+      );
+    }
+    return [single[0].SpecialToken.id, single[2].SpecialToken.id];
+  }
+
   // MiniLM's tokenizer.json (parsed) -> fromVocab's options; refuses a
   // pipeline other than the one this file implements.
   function optionsFromTokenizerJson(json) {
@@ -396,7 +438,7 @@
     if (m.type !== "WordPiece") {
       throw new Error(`tokenizer.json: model ${m.type}, only WordPiece is implemented`);
     }
-    const special = (json.post_processor || {}).special_tokens || {};
+    const [clsToken, sepToken] = templateTokens(json.post_processor);
     const added = (json.added_tokens || []).map((t) => {
       if (t.normalized || t.lstrip || t.rstrip || t.single_word) {
         throw new Error(`tokenizer.json: added token ${t.content} is matched in a way not implemented`);
@@ -411,8 +453,8 @@
       unkToken: m.unk_token,
       continuingSubwordPrefix: m.continuing_subword_prefix,
       maxInputCharsPerWord: m.max_input_chars_per_word,
-      clsToken: special["[CLS]"] ? "[CLS]" : DEFAULTS.clsToken,
-      sepToken: special["[SEP]"] ? "[SEP]" : DEFAULTS.sepToken,
+      clsToken,
+      sepToken,
       addedTokens: added,
     };
   }
