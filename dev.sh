@@ -101,11 +101,13 @@ case "${1:-}" in
     "$VENV/bin/ruff" format --check .
     echo "==> pytest"
     # Both cores (at most four workers): pytest-xdist hands out whole modules
-    # (--dist loadscope); the workers share one build of the site (tests/docs/conftest.py).
+    # (--dist loadscope) in the order tests/conftest.py gives them (--no-loadscope-reorder:
+    # not largest first), so that one worker builds the site while the other runs the
+    # modules that do not need it; the workers share that one build (tests/docs/conftest.py).
     # Pass -n 0 for one process (a debugger, -s output).
     workers=$(nproc 2>/dev/null || echo 2)
     if [ "$workers" -gt 4 ]; then workers=4; fi
-    exec "$VENV/bin/python" -m pytest -n "$workers" --dist loadscope "${@:2}"
+    exec "$VENV/bin/python" -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder "${@:2}"
     ;;
   *)
     echo "usage: ./dev.sh serve [zh] | ./dev.sh build | ./dev.sh test [--fast] [pytest args]" >&2

@@ -41,10 +41,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _build_first(items: list) -> list:
-    """The order the two workers of ``./dev.sh test`` take modules in (``--dist loadscope``
-    hands out whole modules, first come first served): one module that needs the site's
-    build first, so that one worker starts the build at once; then every module that does
-    not need it, for the other worker while the build runs; then the rest of the site's."""
+    """The order the two workers of ``./dev.sh test`` take modules in (``--dist loadscope
+    --no-loadscope-reorder`` hands out whole modules in this order, first come first
+    served): one module that needs the site's build first, so that one worker starts the
+    build at once; then every module that does not need it, for the other worker while the
+    build runs; then the rest of the site's, the browser passes (the longest, one per
+    edition) first, so that the two workers run them side by side."""
     modules: dict[str, list] = {}
     for item in items:
         modules.setdefault(str(item.path), []).append(item)
@@ -54,7 +56,9 @@ def _build_first(items: list) -> list:
 
     site = [m for m, group in modules.items() if needs_site(group)]
     first = [m for m in site if m.endswith("test_build.py")] or site[:1]
-    order = first + [m for m in modules if m not in site] + [m for m in site if m not in first]
+    rest = [m for m in site if m not in first]
+    rest.sort(key=lambda m: not Path(m).name.startswith("test_browser"))  # stable
+    order = first + [m for m in modules if m not in site] + rest
     return [item for module in order for item in modules[module]]
 
 

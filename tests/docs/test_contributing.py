@@ -313,7 +313,8 @@ def test_dev_sh_test_is_ruff_then_pytest():
         '"$VENV/bin/ruff" format --check .',
         "workers=$(nproc 2>/dev/null || echo 2)",
         'if [ "$workers" -gt 4 ]; then workers=4; fi',
-        'exec "$VENV/bin/python" -m pytest -n "$workers" --dist loadscope "${@:2}"',
+        'exec "$VENV/bin/python" -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder '
+        '"${@:2}"',
     ], steps
     assert {".venv/bin/ruff check .", ".venv/bin/ruff format --check ."} <= AS_WRITTEN
 
