@@ -104,8 +104,12 @@ def device(request) -> torch.device:
 
 @pytest.fixture(autouse=True)
 def _seed():
-    """Seed the global generators (module initialisation, dropout) before every test."""
+    """Seed the global generators (module initialisation, dropout) before every test, and
+    print tensors as a fresh interpreter does (a test that runs a page's code in-process
+    may leave its torch.set_printoptions behind, which a later test in the same worker
+    would otherwise see)."""
     torch.manual_seed(0)
+    torch.set_printoptions(profile="default")
 
 
 @pytest.fixture
