@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -29,7 +30,8 @@ import pytest
 
 from site_tools.copytext import COPY_DIR, page_copies
 
-from . import a11y
+from . import a11y, widget_minilm, widget_small, widget_wordpiece, widgets
+from .conftest import ARTIFACTS
 from .test_codeblocks import _python_blocks
 
 VIEWPORT = {"width": 1280, "height": 900}
@@ -163,6 +165,9 @@ def _new_context(browser, site_url: str, problems: list[str], **kwargs):
     context.set_default_timeout(TIMEOUT_MS)
     context.add_init_script(SETTLE_INIT_JS)
     foreign: set[str] = set()
+    # Requests a widget's driver makes fail on purpose (tests/docs/widgets.py): not problems.
+    deliberate: set[str] = set()
+    context.deliberate = deliberate
 
     def is_local(url: str) -> bool:
         return url.startswith(site_url) or urlsplit(url).scheme in ("data", "blob")
@@ -174,15 +179,16 @@ def _new_context(browser, site_url: str, problems: list[str], **kwargs):
 
     def on_console(msg):
         # Chromium logs "Failed to load resource" for the aborted requests: reported already.
-        if msg.type == "error" and msg.location.get("url") not in foreign:
+        where = msg.location.get("url")
+        if msg.type == "error" and where not in foreign and where not in deliberate:
             problems.append(f"console error: {msg.text}")
 
     def on_request_failed(request):
-        if request.url not in foreign:
+        if request.url not in foreign and request.url not in deliberate:
             problems.append(f"request failed ({request.failure}): {request.url}")
 
     def on_response(response):
-        if response.status >= 400:
+        if response.status >= 400 and response.url not in deliberate:
             problems.append(f"HTTP {response.status}: {response.url}")
 
     origin = re.escape(site_url).replace("/", r"\/")
@@ -574,8 +580,11 @@ PAGE_CHECKS = {
     "figures": lambda page: page.evaluate(FIGURES_JS),
     "layout": lambda page: page.evaluate(LAYOUT_JS, PAGE_BLOCKS),
     "sizes": lambda page: page.evaluate(FIGURE_SIZES_JS),
-    # The page as it loads, before any click: in light and dark, at 1280 and 390 px (it puts
-    # the visit's scheme and width back).
+    # The page's widgets (tests/docs/widgets.py), used as a reader would: a page with one is
+    # then audited with the reader's result on it.
+    "widgets": lambda page: widgets.run(page, page.context.deliberate),
+    # The page before any copy button is clicked (and after its widgets' use): in light and
+    # dark, at 1280 and 390 px (it puts the visit's scheme and width back).
     "axe": _axe_report,
     "copies": _copy_report,  # last: it clicks every copy button
 }
@@ -624,11 +633,16 @@ def page_reports(browser, site_url, built_site, request) -> dict[str, dict]:
                 problems.append(f"could not open the page: {type(exc).__name__}: {exc}")
         for rel, problems, context, page, responses in opened:
             report = {"overflow": [], "outputs": [], "figure": [], "copies": None}
+            seconds = report["seconds"] = {}  # per check, for test-artifacts/ (not asserted)
             try:
+                clock = time.perf_counter()
                 _settle(page)
                 report["weight"] = _first_visit_weight(responses)
+                seconds["settle"] = time.perf_counter() - clock
                 for name, check in PAGE_CHECKS.items():
+                    clock = time.perf_counter()
                     result = check(page)
+                    seconds[name] = time.perf_counter() - clock
                     if name == "layout":
                         report.update(result)
                     else:
@@ -639,6 +653,11 @@ def page_reports(browser, site_url, built_site, request) -> dict[str, dict]:
                 context.close()
             report["problems"] = problems
             reports[rel] = report
+    edition = getattr(request.module, "EDITION", "en")
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / f"browser-pass-{edition}.json").write_text(
+        json.dumps({rel: r["seconds"] for rel, r in reports.items()}, indent=1), "utf-8"
+    )
     return reports
 
 
@@ -913,3 +932,72 @@ def test_first_visits_are_light(page_reports, built_site):
     assert median <= a11y.BUDGET_MEDIAN, f"median first visit {median} B"
     assert heavy == {}, f"pages over {a11y.BUDGET_PAGE} B: {heavy}"
     assert large == {}, f"pages whose HTML is over {a11y.BUDGET_HTML} B: {large}"
+
+
+# --- the widgets: the reader's own input, computed in the page, equal to PyTorch ---------------
+
+
+def _widget_run(page_reports, request, name: str) -> dict:
+    """Widget ``name``'s report from its page's visit, in this module's edition."""
+    zh = getattr(request.module, "EDITION", "en") == "zh"
+    rel = ("zh/" if zh else "") + widgets.WHERE[name]
+    if rel not in page_reports:
+        pytest.skip(f"/{rel} not visited (BROWSER_PAGES)")
+    report = page_reports[rel]
+    assert not _unchecked(report), report["problems"]
+    run = (report.get("widgets") or {}).get(name)
+    assert run is not None, f"/{rel}: the visit found no {name} widget"
+    assert "error" not in run, f"/{rel}: the {name} widget's driver failed: {run['error']}"
+    return run
+
+
+def test_every_widget_is_used_on_its_page(page_reports, request):
+    """The visit found each widget of tests/docs/widgets.py on its own page and nowhere else,
+    and drove it without an error."""
+    zh = getattr(request.module, "EDITION", "en") == "zh"
+    found = {}
+    for rel, report in page_reports.items():
+        problems = found.setdefault(rel, [])
+        for name, run in (report.get("widgets") or {}).items():
+            where = ("zh/" if zh else "") + widgets.WHERE[name]
+            if rel != where:
+                problems.append(f"a {name} widget, whose page is /{where}")
+            elif "error" in run:
+                problems.append(f"{name}: {run['error']}")
+    for name, page in widgets.WHERE.items():
+        rel = ("zh/" if zh else "") + page
+        if rel in page_reports and not (zh and name in widgets.ENGLISH_ONLY):
+            if name not in (page_reports[rel].get("widgets") or {}):
+                found[rel].append(f"no {name} widget found")
+    _fail_per_page(found, "widgets not where they belong or not usable", len(found))
+
+
+def test_minilm_in_the_page_equals_pytorch(page_reports, request):
+    """Chapter 18's "Your own sentence" (tests/docs/widget_minilm.py): in English, 21
+    sentences' tokens, attention weights (2e-3) and sentence vectors against the chapter's
+    MiniLM on the float32 weights, the form and the bad inputs' messages; in Chinese, a failed
+    load's message, then the page's example through the form."""
+    run = _widget_run(page_reports, request, "minilm")
+    if getattr(request.module, "EDITION", "en") == "zh":
+        widget_minilm.check_chinese(run)
+    else:
+        widget_minilm.check_english(run)
+
+
+@pytest.mark.parametrize("name", sorted(widget_small.PAGES))
+def test_small_model_in_the_page_equals_pytorch(page_reports, request, name):
+    """Chapters 12 and 14's "Your own sequence" (tests/docs/widget_small.py): in English,
+    20+ inputs' attention weights (1e-4) and symbols against the page's trained model, the
+    size, the messages, a failed load; in Chinese, the words and the page's example."""
+    run = _widget_run(page_reports, request, name)
+    if getattr(request.module, "EDITION", "en") == "zh":
+        widget_small.check_chinese(name, run)
+    else:
+        print(f"{name}: {json.dumps(widget_small.check_english(name, run), indent=1)}")
+
+
+def test_page_tokenizer_equals_tokenizers(page_reports, request, built_site):
+    """The real-encoder chapter's WordPiece equals `tokenizers` on the 592-text test set and
+    the code-point sweep (tests/docs/widget_wordpiece.py); English visit only."""
+    run = _widget_run(page_reports, request, "wordpiece")
+    print(json.dumps(widget_wordpiece.check(run, built_site.dir), indent=2))

@@ -1,48 +1,24 @@
-"""MiniLM's tokenizer in the page (docs/assets/javascripts/wordpiece.js) equals `tokenizers`.
+"""MiniLM's tokenizer in the page (docs/assets/javascripts/wordpiece.js): the test set and
+the checks that need no browser.
 
-The real-encoder chapter tokenizes the reader's own sentence in the browser. This module opens
-that built page once in headless Chromium (every request to another host aborted and reported)
-and, in one ``page.evaluate``, tokenizes with the page's script:
-
-- every sentence of tests/docs/data/wordpiece_sentences.jsonl (punctuation, accents, numbers,
-  unknown words, Chinese, mixed scripts, emoji, whitespace and control characters, very long
-  words, added tokens typed in the text, the page's own examples), the page's own example
-  sentences read from both editions of the chapter, and 300 strings drawn from a seeded
-  mixture of all of these;
-- every code point of planes 0-3 and 14, and the first and last 256 of every other plane, one
-  at a time (the character classes come from tables in the script, frozen at the Unicode
-  version `tokenizers` uses; this sweep checks them, and the browser's NFD and lowercase,
-  against `tokenizers` itself);
-
-and checks tokens and ids are exactly `tokenizers`' (tokenizer.json of the installed model
-package, padding and truncation off, as ``MiniLMTokenizer``). The vocabulary the page reads is
-vocab.txt written here from tokenizer.json in id order, the format of the build's export
-``assets/live/minilm/vocab.txt`` (compared byte for byte when the build writes one).
-
-So that the test can fail, the same evaluate also runs six deliberately broken tokenizers
-(accents kept, no Chinese spacing, no cleaning, no lowercase, no word-length limit, added tokens
-not matched): each must differ from `tokenizers` on some sentence. It also times fromVocab and
-the encoding of a 16-token and a 512-token text (printed and written to
-test-artifacts/wordpiece.json, not asserted), and reads the vocabulary's size, raw and gzipped.
-
-Without a browser, test_character_tables_are_tokenizers reads the script's character tables and
-checks them against `tokenizers` at every range's ends and on 20,000 seeded code points, and
-test_sentence_set_covers_what_the_issue_names checks the sentence file holds each kind of text.
-
-The browser test needs Playwright and a Chromium executable (see test_browser.py); skipped
-otherwise.
+The equality with `tokenizers` in Chromium (every sentence of the test set, the sweep of code
+points, six broken tokenizers caught) runs in the real-encoder chapter's one visit of the
+browser pass: tests/docs/widget_wordpiece.py, which builds its inputs with this module's
+helpers. Here, without a browser: test_character_tables_are_tokenizers reads the script's
+character tables and checks them against `tokenizers` at every range's ends and on 20,000
+seeded code points; test_sentence_set_covers_what_the_issue_names checks the sentence file
+holds each kind of text; test_exported_vocab_is_tokenizer_json_in_id_order checks the build's
+export is the vocabulary the page is tested with.
 """
 
 from __future__ import annotations
 
-import gzip
+import functools
 import itertools
 import json
 import random
 import re
-import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -58,7 +34,6 @@ CHAPTER_SOURCES = [
 FUZZ_SEED, FUZZ_COUNT = 37, 300
 SWEEP_EDGE = 256  # code points checked at each end of the planes not checked whole
 SWEEP_CHUNK = 256  # code points a text (`tokenizers` is slower per character on longer texts)
-TIMEOUT_MS = 60_000
 
 
 def read_sentences(path: Path = SENTENCES) -> list[str]:
@@ -145,15 +120,15 @@ def sweep_chunks(ranges: list[tuple[int, int]]) -> list[str]:
     return [" ".join(words[i : i + SWEEP_CHUNK]) for i in range(0, len(words), SWEEP_CHUNK)]
 
 
-@pytest.fixture(scope="module")
-def tokenizer_json() -> dict:
+@functools.cache
+def load_tokenizer_json() -> dict:
     from attention_src.models.minilm import minilm_dir
 
     return json.loads((minilm_dir() / "tokenizer.json").read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
+@functools.cache
+def load_tokenizer():
     """`tokenizers`' own, from the model package's tokenizer.json, as MiniLMTokenizer sets it."""
     from tokenizers import Tokenizer
 
@@ -165,15 +140,26 @@ def tokenizer():
     return tok
 
 
-@pytest.fixture(scope="module")
-def vocab_text(tokenizer_json) -> str:
+@functools.cache
+def make_vocab_text() -> str:
     """vocab.txt from tokenizer.json: one token per line in id order, a final newline."""
+    tokenizer_json = load_tokenizer_json()
     vocab = tokenizer_json["model"]["vocab"]
     tokens = sorted(vocab, key=vocab.get)
     assert [vocab[t] for t in tokens] == list(range(len(tokens))), "ids are not 0..n-1"
     bad = [t for t in tokens if t != t.strip() or re.search(r"\s", t)]
     assert not bad, f"tokens a line-per-token file cannot hold: {bad[:5]}"
     return "\n".join(tokens) + "\n"
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return load_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def vocab_text() -> str:
+    return make_vocab_text()
 
 
 def test_sentence_set_covers_what_the_issue_names(tokenizer):
@@ -250,216 +236,6 @@ MUTANTS = {
     "no word-length limit": {"maxInputCharsPerWord": 1000},
     "added tokens not matched": {"addedTokens": []},
 }
-
-EVALUATE_JS = r"""async (argsJson) => {
-  const args = JSON.parse(argsJson);
-  const {vocab, tokenizerJson, sentences, sweep, sweepChunk, mutants, timing} = args;
-  const W = window.AttentionWordPiece;
-  const out = {};
-  out.options = W.optionsFromTokenizerJson(tokenizerJson);
-  out.defaults = W.DEFAULTS;
-  let t = performance.now();
-  const tok = W.fromVocab(vocab, out.options);
-  out.fromVocabMs = performance.now() - t;
-  out.vocabSize = tok.vocabSize;
-  out.encoded = sentences.map((s) => {
-    const e = tok.encode(s);
-    return {tokens: e.tokens, ids: e.ids, unknown: e.unknown};
-  });
-  // The sweep: the same texts as sweep_chunks() builds, their ids without [CLS] and [SEP].
-  t = performance.now();
-  const words = [];
-  for (const [lo, hi] of sweep) {
-    for (let c = lo; c <= hi; c++) words.push("a" + String.fromCodePoint(c) + "b");
-  }
-  out.sweep = [];
-  for (let i = 0; i < words.length; i += sweepChunk) {
-    out.sweep.push(tok.encode(words.slice(i, i + sweepChunk).join(" ")).ids.slice(1, -1).join(","));
-  }
-  out.sweepMs = performance.now() - t;
-  // Lone surrogates (a JavaScript string can hold one, Rust's cannot): dropped like U+FFFD.
-  const high = String.fromCharCode(0xd800);
-  const low = String.fromCharCode(0xdc00);
-  const lone = (s) => s.replace(/~/g, high).replace(/\^/g, low);
-  out.surrogates = ["a~b", "^x", "x~", "^~"].map((s) => tok.encode(lone(s)).ids);
-  out.mutants = {};
-  t = performance.now();
-  for (const [name, options] of Object.entries(mutants)) {
-    const broken = W.fromVocab(vocab, Object.assign({}, out.options, options));
-    out.mutants[name] = sentences.map((s) => broken.encode(s).ids);
-  }
-  out.mutantsMs = performance.now() - t;
-  // Timing, per encode: the median of 5 runs of 200 encodes each, after 20 to warm up
-  // (the browser's clock is coarse: one encode is far below its step).
-  const median = (f) => {
-    for (let k = 0; k < 20; k++) f();
-    const times = [];
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now();
-      for (let k = 0; k < 200; k++) f();
-      times.push((performance.now() - t0) / 200);
-    }
-    return times.sort((a, b) => a - b)[2];
-  };
-  out.timing = {};
-  for (const [name, text] of Object.entries(timing)) {
-    out.timing[name] = {ms: median(() => tok.encode(text)), tokens: tok.encode(text).ids.length};
-  }
-  // Bad input: clear errors, naming what is wrong.
-  const error = (f) => {
-    try { f(); return null; } catch (e) { return e.name + ": " + e.message; }
-  };
-  out.errors = {
-    vocabNotText: error(() => W.fromVocab(42)),
-    textNotString: error(() => tok.encode(null)),
-    noUnk: error(() => W.fromVocab("[CLS]\n[SEP]\na\n", {addedTokens: []})),
-    duplicate: error(() => W.fromVocab("[UNK]\n[CLS]\n[SEP]\na\na\n", {addedTokens: []})),
-    emptyLine: error(() => W.fromVocab("[UNK]\n\n[CLS]\n[SEP]\n", {addedTokens: []})),
-    unknownOption: error(() => W.fromVocab(vocab, {lowercas: true})),
-    otherTemplate: error(() => W.optionsFromTokenizerJson(
-      Object.assign({}, tokenizerJson, {post_processor: {type: "RobertaProcessing"}}))),
-    otherPipeline: error(() => W.optionsFromTokenizerJson(
-      Object.assign({}, tokenizerJson, {model: {type: "BPE"}}))),
-  };
-  return JSON.stringify(out);
-}"""
-
-
-def _open_page(browser, site_url: str, problems: list[str]):
-    """The chapter in a fresh context; requests to other hosts aborted and reported."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(TIMEOUT_MS)
-
-    def route(r):
-        if r.request.url.startswith(site_url) or urlsplit(r.request.url).scheme == "data":
-            r.continue_()
-        else:
-            problems.append(f"request to another host (aborted): {r.request.url}")
-            r.abort()
-
-    context.route("**/*", route)
-    page = context.new_page()
-    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
-    page.on("pageerror", lambda e: problems.append(f"uncaught exception: {e}"))
-    page.goto(site_url + PAGE)
-    page.wait_for_load_state("load")
-    if not page.evaluate("() => Boolean(window.AttentionWordPiece)"):
-        # The chapter may load the tokenizer only when the reader asks; load it as it would.
-        page.add_script_tag(url=site_url + SCRIPT)
-    return context, page
-
-
-def _first_differences(expected: list, got: list, labels: list, n: int = 8) -> list[str]:
-    return [
-        f"{label!r}:\n    tokenizers {e}\n    page       {g}"
-        for label, e, g in zip(labels, expected, got, strict=True)
-        if e != g
-    ][:n]
-
-
-def test_page_tokenizer_equals_tokenizers(
-    browser, site_url, built_site, tokenizer, tokenizer_json, vocab_text, artifacts_dir
-):
-    sentences = read_sentences()
-    sentences += [s for s in page_sentences() if s not in sentences]
-    sentences += fuzz_sentences()
-    ranges = sweep_ranges()
-    chunks = sweep_chunks(ranges)
-    timing = {"16 tokens": _text_for_tokens(tokenizer, 16)}
-    timing["512 tokens"] = _text_for_tokens(tokenizer, 512)
-
-    problems: list[str] = []
-    started = time.perf_counter()
-    context, page = _open_page(browser, site_url, problems)
-    opened = time.perf_counter()
-    try:
-        args = {
-            "vocab": vocab_text,
-            "tokenizerJson": {k: v for k, v in tokenizer_json.items() if k != "model"}
-            | {"model": {k: v for k, v in tokenizer_json["model"].items() if k != "vocab"}},
-            "sentences": sentences,
-            "sweep": ranges,
-            "sweepChunk": SWEEP_CHUNK,
-            "mutants": MUTANTS,
-            "timing": timing,
-        }
-        out = json.loads(page.evaluate(EVALUATE_JS, json.dumps(args)))
-        evaluated = time.perf_counter()
-    finally:
-        context.close()
-    assert not problems, "\n".join(problems)
-
-    # The options read off tokenizer.json are the script's defaults (what fromVocab(text) uses).
-    assert out["options"] == out["defaults"], (out["options"], out["defaults"])
-    assert out["vocabSize"] == tokenizer.get_vocab_size()
-
-    expected = [tokenizer.encode(s) for s in sentences]
-    want = [{"tokens": e.tokens, "ids": e.ids} for e in expected]
-    got = [{"tokens": o["tokens"], "ids": o["ids"]} for o in out["encoded"]]
-    wrong = _first_differences(want, got, sentences)
-    n_wrong = sum(w != g for w, g in zip(want, got, strict=True))
-    assert not wrong, f"{n_wrong} of {len(sentences)} texts differ:\n" + "\n".join(wrong)
-    # `unknown` lists a word for each [UNK] that is not an [UNK] typed in the text.
-    for s, o in zip(sentences, out["encoded"], strict=True):
-        typed = s.count("[UNK]")
-        assert len(o["unknown"]) == o["tokens"].count("[UNK]") - typed, (s, o["unknown"])
-
-    assert len(out["sweep"]) == len(chunks)
-    wanted = tokenizer.encode_batch(chunks, add_special_tokens=False)
-    n_wrong = sum(",".join(map(str, e.ids)) != g for e, g in zip(wanted, out["sweep"], strict=True))
-    if n_wrong:
-        wrong = _sweep_differences(tokenizer, chunks, out["sweep"])
-        n_cps = sum(hi + 1 - lo for lo, hi in ranges)
-        pytest.fail(
-            f"{n_wrong} of {len(chunks)} texts of the {n_cps}-code-point sweep differ:\n"
-            + "\n".join(wrong)
-        )
-
-    lone = [
-        tokenizer.encode(s.replace("~", "\ufffd").replace("^", "\ufffd")).ids
-        for s in ["a~b", "^x", "x~", "^~"]
-    ]
-    assert out["surrogates"] == lone, (out["surrogates"], lone)
-
-    # The test can fail: each broken tokenizer differs from `tokenizers` somewhere.
-    want_ids = [e.ids for e in expected]
-    caught = {
-        name: sum(g != w for g, w in zip(ids, want_ids, strict=True))
-        for name, ids in out["mutants"].items()
-    }
-    assert all(caught.values()), f"broken tokenizers the sentences do not catch: {caught}"
-
-    errors = out["errors"]
-    assert errors["vocabNotText"].startswith("TypeError: vocabText must be a string"), errors
-    assert errors["textNotString"].startswith("TypeError: text must be a string"), errors
-    assert "no unkToken" in errors["noUnk"], errors
-    assert 'token "a" on line 5 is already on line 4' in errors["duplicate"], errors
-    assert "line 2 is empty" in errors["emptyLine"], errors
-    assert "only WordPiece" in errors["otherPipeline"], errors
-    assert errors["unknownOption"].startswith("TypeError: unknown option(s) lowercas;"), errors
-    assert "only a [CLS] sequence [SEP] template" in errors["otherTemplate"], errors
-
-    raw = vocab_text.encode("utf-8")
-    figures = {
-        "texts": len(sentences),
-        "code points swept": sum(hi + 1 - lo for lo, hi in ranges),
-        "seconds: page open, evaluate, checks": [
-            round(opened - started, 2),
-            round(evaluated - opened, 2),
-            round(time.perf_counter() - evaluated, 2),
-        ],
-        "sweep ms (page)": round(out["sweepMs"]),
-        "broken tokenizers ms (page)": round(out["mutantsMs"]),
-        "broken tokenizers caught (texts differing)": caught,
-        "fromVocab ms": round(out["fromVocabMs"], 2),
-        "encode ms (median of 5 x 200)": {k: round(v["ms"], 3) for k, v in out["timing"].items()},
-        "tokens": {k: v["tokens"] for k, v in out["timing"].items()},
-        "vocab.txt bytes": len(raw),
-        "vocab.txt gzip -9 bytes": len(gzip.compress(raw, compresslevel=9, mtime=0)),
-        "wordpiece.js bytes": (built_site.dir / SCRIPT).stat().st_size,
-    }
-    (artifacts_dir / "wordpiece.json").write_text(json.dumps(figures, indent=2) + "\n")
-    print(json.dumps(figures, indent=2))
 
 
 def test_exported_vocab_is_tokenizer_json_in_id_order(built_site, vocab_text):
