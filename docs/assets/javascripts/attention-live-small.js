@@ -345,24 +345,6 @@
     readout: (q, k, w) => "query " + q + " → key " + k + ": " + w,
   };
 
-  const STYLE = `
-.live-small { border: 1px solid var(--md-default-fg-color--lightest); border-radius: 0.3rem; padding: 0.6rem 0.8rem; margin: 1.5em 0; }
-.live-small .live-examples { display: flex; flex-wrap: wrap; gap: 0.3rem; align-items: center; font-size: 0.7rem; }
-.live-small .live-examples button { font: inherit; cursor: pointer; padding: 0.15em 0.6em; color: var(--md-typeset-a-color); background: none; border: 1px solid currentColor; border-radius: 0.2rem; }
-.live-small .live-examples button:focus-visible { outline: 2px solid var(--md-accent-fg-color); outline-offset: 1px; }
-.live-small .ls-table { font-size: 0.7rem; overflow-x: auto; margin-top: 0.5rem; }
-.live-small .ls-table table { border-collapse: collapse; margin: 0; font-size: inherit; }
-.live-small .ls-table th, .live-small .ls-table td { padding: 0.1em 0.35em; text-align: center; min-width: 1.4em; border: 0; }
-.live-small .ls-table th[scope=row] { text-align: left; font-weight: 700; white-space: nowrap; }
-.live-small .ls-wrong { text-decoration: underline wavy; font-weight: 700; color: var(--md-typeset-color); background: rgba(211, 47, 47, 0.18); }
-.live-small .ls-caption { font-size: 0.7rem; font-weight: 700; margin: 0.6rem 0 0.2rem; }
-.live-small .ls-maps { display: flex; flex-wrap: wrap; gap: 0.6rem; }
-.live-small .ls-map { margin: 0; font-size: 0.65rem; text-align: center; }
-.live-small .ls-map canvas:focus-visible { outline: 2px solid var(--md-accent-fg-color); outline-offset: 2px; }
-.live-small .ls-map canvas { display: block; border: 1px solid var(--md-default-fg-color--lighter); max-width: 100%; height: auto; }
-.live-small .ls-readout { font-size: 0.7rem; min-height: 1.2em; margin: 0.3rem 0 0; font-variant-numeric: tabular-nums; }
-`;
-
   function el(tag, attrs, text) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
@@ -490,9 +472,6 @@
     const error = el("p", { class: "live-error", role: "alert" });
     const result = el("div", { class: "ls-result" });
     root.append(form, progress, status, error, result);
-    if (!document.getElementById("live-small-style")) {
-      document.head.append(el("style", { id: "live-small-style" }, STYLE));
-    }
     if (location.protocol === "file:") error.textContent = T.fileUrl;
 
     let model = null;
