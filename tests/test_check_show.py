@@ -69,6 +69,17 @@ def test_show_wraps_by_display_width_never_inside_a_url(page, lang, reports):
     shown = "\n".join(lines)
     for url in URL.findall(report):
         assert url.removeprefix("https://") in shown, url  # on one line, whole
+    # the word before a finding's link is never cut, wherever the line's end falls
+    if lang == "zh":
+        assert "详见 https://" in report, "no finding's link in the report"
+        for n in range(20, 45):
+            line = "FINDING x: " + "说" * n + "。详见 https://example.org/chapters/x/#y"
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                show(line)
+            cut = printed.getvalue().splitlines()
+            assert not any(row.rstrip().endswith("详") for row in cut), cut
+            assert not any(row.strip().startswith("见") for row in cut), cut
     assert max(columns(line) for line in lines) <= 84  # the page's code box holds 84
     assert "F.scaled_dot_product_attention。" in shown  # an identifier is never cut
     if lang == "zh":  # Chinese lines fill the width: two columns a character, not 40 characters
