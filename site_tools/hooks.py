@@ -111,22 +111,28 @@ def on_pre_build(config, **kwargs) -> None:
 def _key_notebooks_on_code(config) -> None:
     """mkdocs-jupyter keys its executed notebooks on their bytes only; give it a
     cache folder named after the package code, so that a lab runs again when
-    the code it imports changes (the labs import ``attention_src`` as a whole)."""
+    the code it imports changes (the labs import ``attention_src`` as a whole),
+    and one folder per edition: mkdocs-jupyter (0.26.3, pinned) evicts, after a
+    build, every executed notebook of its folder that the build did not use, so
+    the Chinese build of ``./dev.sh build`` (and of the tests) would otherwise
+    evict the English labs, and the next English build or serve would run them
+    again."""
     plugin = config.plugins.get("mkdocs-jupyter")
     if plugin is None or not plugin.config.get("cache"):
         return
     import attention_src
     from attention_src.machinery.source import code_fingerprint
 
-    folder = NOTEBOOK_CACHE / code_fingerprint(attention_src)[:16]
+    code = code_fingerprint(attention_src)[:16]
+    folder = NOTEBOOK_CACHE / f"{code}-{edition(config)}"
     plugin.config["cache_dir"] = str(folder)
     if os.environ.get("ATTENTION_SERVE_DIRTY") and hasattr(plugin, "_used_cache_paths"):
-        # A --dirty rebuild renders no notebook, and mkdocs-jupyter (0.26.3, pinned)
-        # would then evict their executed copies; keep them.
+        # A --dirty rebuild renders no notebook, and mkdocs-jupyter would then evict
+        # their executed copies; keep them.
         plugin._used_cache_paths.update(Path(folder).glob("*.json"))
     if NOTEBOOK_CACHE.is_dir():  # outputs of older code are never read again
         for old in NOTEBOOK_CACHE.iterdir():
-            if old != folder and old.is_dir():
+            if old.is_dir() and not old.name.startswith(f"{code}-"):
                 shutil.rmtree(old, ignore_errors=True)
             elif old.suffix == ".json":
                 old.unlink()

@@ -227,3 +227,46 @@ def test_dev_sh_asks_for_torch_without_importing_it(site_packages):
     probe = check.replace("sys.exit(", "print(") + "; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, *flags, "-c", probe], capture_output=True, text=True)
     assert done.stdout.split() == [str(not site_packages), "False"], done.stderr
+
+
+class _Config(dict):
+    """What _key_notebooks_on_code reads of an MkDocs configuration."""
+
+    def __init__(self, language: str, plugin):
+        super().__init__(theme={"language": language})
+        self.plugins = {"mkdocs-jupyter": plugin}
+
+
+def test_each_edition_keeps_its_executed_labs(tmp_path, monkeypatch):
+    """``./dev.sh build`` (and the tests' build) builds English, then Chinese: the Chinese
+    build's mkdocs-jupyter evicts what it did not use from its cache folder, which must
+    not be the English labs (an English serve after it would run them again)."""
+    from mkdocs_jupyter.plugin import Plugin
+
+    import attention_src
+    from attention_src.machinery.source import code_fingerprint
+
+    monkeypatch.delenv("ATTENTION_SERVE_DIRTY", raising=False)
+    monkeypatch.setattr(hooks, "NOTEBOOK_CACHE", tmp_path)
+    code = code_fingerprint(attention_src)[:16]
+    older = [tmp_path / "0123456789abcdef-en", tmp_path / code, tmp_path / "stray.json"]
+    older[0].mkdir()
+    older[1].mkdir()  # the layout before editions had folders of their own
+    older[2].write_text("{}")
+    labs = {}
+    for language in ("en", "zh"):
+        plugin = Plugin()
+        plugin.load_config({"cache": True})
+        plugin._used_cache_paths = set()
+        hooks._key_notebooks_on_code(_Config(language, plugin))
+        folder = Path(plugin.config["cache_dir"])
+        assert folder == tmp_path / f"{code}-{language}"
+        folder.mkdir(parents=True, exist_ok=True)
+        labs[language] = folder / "lab.json"  # what this build executed and used
+        labs[language].write_text(language)
+        plugin._used_cache_paths.add(labs[language])
+        (folder / "unused.json").write_text("")
+        plugin.on_post_build(None)  # mkdocs-jupyter's eviction
+        assert not (folder / "unused.json").exists()
+    assert all(lab.read_text() == language for language, lab in labs.items())
+    assert not any(path.exists() for path in older)
