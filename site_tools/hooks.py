@@ -151,6 +151,7 @@ def on_startup(command, dirty, **kwargs):
     # The hooks module is loaded afresh for every rebuild of `mkdocs serve`; the
     # environment lasts the whole process.
     os.environ["ATTENTION_SERVE_DIRTY"] = "1" if (command == "serve" and dirty) else ""
+    os.environ[_STOPPING] = ""
     # The build keeps its results in the checkout however mkdocs is started (./dev.sh,
     # the tests, the Pages workflow, a bare `mkdocs build`), never in the user's cache
     # folder, where the reader's 50 MB rule would recompute SmolLM2's weights each time.
@@ -192,6 +193,22 @@ def _after_the_build(tasks) -> threading.Thread | None:
     thread = threading.Thread(target=run, name=_AFTER_BUILD, daemon=True)
     thread.start()
     return thread
+
+
+def on_shutdown(**kwargs) -> None:
+    # mkdocs serve deletes its site folder next: the thread stops at its next page
+    # (_stopping) rather than write into a folder being deleted, or keep the reader waiting.
+    if _serving():
+        os.environ[_STOPPING] = "1"
+        _wait_for_the_last_build()
+
+
+_STOPPING = "ATTENTION_SERVE_STOPPING"
+
+
+def _stopping() -> bool:
+    """Whether ``serve`` is stopping (never true in a build: it does all its work)."""
+    return _serving() and bool(os.environ.get(_STOPPING))
 
 
 def _wait_for_the_last_build() -> None:
@@ -256,6 +273,8 @@ def _search_index_task(config):
         start = time.perf_counter()
         cls = type(index)
         for page in pages:
+            if _stopping():
+                return
             cls.add_entry_from_context(index, page)
         write_atomically(path, cls.generate_search_index(index, prev).encode("utf-8"))
         log.info(
@@ -468,7 +487,12 @@ def _deferred_state_task():
     def fingerprints() -> None:
         """the pages' fingerprints"""
         newest = state_at[1]
-        _BUILT[:] = [(uri, deps.page_fingerprints(Path(sources[uri]))) for uri, _ in built]
+        taken = []
+        for uri, _ in built:
+            if _stopping():
+                return
+            taken.append((uri, deps.page_fingerprints(Path(sources[uri]))))
+        _BUILT[:] = taken
         if _newest_code_mtime() != newest:
             # Code edited since the build read it: no fingerprint is trusted, and the
             # next build rebuilds every page (old fingerprint None: see _plan_rebuilds).
@@ -515,6 +539,8 @@ def _write_chapter_notebooks(config) -> None:
     start = time.perf_counter()
     written = 0
     for url in _NUMBERS:
+        if _stopping():
+            return  # serve is stopping (on_shutdown)
         page = Path(config["site_dir"]) / url / "index.html"
         if url.startswith("chapters/") and page.exists():
             if store.PENDING in page.read_text("utf-8"):

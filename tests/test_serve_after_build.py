@@ -270,3 +270,27 @@ def test_each_edition_keeps_its_executed_labs(tmp_path, monkeypatch):
         assert not (folder / "unused.json").exists()
     assert all(lab.read_text() == language for language, lab in labs.items())
     assert not any(path.exists() for path in older)
+
+
+def test_stopping_serve_stops_the_thread_at_its_next_step(monkeypatch):
+    """on_shutdown (serve stops, then deletes its site folder): the thread's tasks stop at
+    their next page instead of writing on; a build is never stopped."""
+    monkeypatch.setenv("ATTENTION_SERVE_DIRTY", "1")
+    monkeypatch.setenv(hooks._STOPPING, "")
+    started, steps = threading.Event(), []
+
+    def pages():
+        started.set()
+        while not hooks._stopping():
+            steps.append(1)
+            threading.Event().wait(0.01)
+
+    thread = hooks._after_the_build([pages])
+    started.wait(5)
+    hooks.on_shutdown()
+    assert not thread.is_alive() and steps
+    monkeypatch.setenv("ATTENTION_SERVE_DIRTY", "")
+    assert not hooks._stopping()  # a build, even with the flag left set
+    monkeypatch.setenv(hooks._STOPPING, "")
+    hooks.on_shutdown()
+    assert os.environ[hooks._STOPPING] == ""
