@@ -9,7 +9,7 @@
 #
 # Set-up is idempotent and keeps what you have: the virtual environment (.venv,
 # or $VENV) sees the interpreter's site-packages, so a torch you already
-# installed (CUDA or not) is used as it is. Only when no torch can be imported
+# installed (CUDA or not) is used as it is. Only when no torch is installed
 # does it install torch==2.13.0 (on the project's build machines that is a CPU
 # wheel kept on disk, not a multi-GB CUDA download).
 set -euo pipefail
@@ -28,7 +28,10 @@ setup() {
     "$PYTHON" -m venv --system-site-packages "$VENV"
   fi
   local py="$VENV/bin/python"
-  if ! "$py" -c "import torch" 2>/dev/null; then
+  # Whether torch is installed, without importing it (an import takes seconds, and
+  # the command that follows imports it anyway).
+  if ! "$py" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)" \
+    2>/dev/null; then
     echo "==> installing torch==2.13.0 (no torch found)"
     "$py" -m pip install --disable-pip-version-check torch==2.13.0
   fi

@@ -11,8 +11,10 @@ import re
 import shutil
 import struct
 import sys
+import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from site_tools import copytext, deps, i18n, notebooks, numbering, parallel, program, store
 
@@ -22,6 +24,7 @@ WHEEL_CACHE = Path(__file__).resolve().parents[1] / ".cache" / "wheel"
 CHAPTER_NOTEBOOKS = Path(__file__).resolve().parents[1] / ".cache" / "notebooks"
 _BUILT: list = []  # (page, fingerprints) of the pages this build builds
 _STATE_AT: list = []  # [state file, code mtime, fingerprints of deferred pages]
+_SOURCES: list = []  # the pages of a first serve build, whose fingerprints come after it
 _PENDING_SECOND_BUILD = False
 _REBUILT: list = []  # pages this build rebuilds because code they reach changed
 _NUMBERS: dict = {}  # page url -> (chapter number, title), from the nav
@@ -108,22 +111,28 @@ def on_pre_build(config, **kwargs) -> None:
 def _key_notebooks_on_code(config) -> None:
     """mkdocs-jupyter keys its executed notebooks on their bytes only; give it a
     cache folder named after the package code, so that a lab runs again when
-    the code it imports changes (the labs import ``attention_src`` as a whole)."""
+    the code it imports changes (the labs import ``attention_src`` as a whole),
+    and one folder per edition: mkdocs-jupyter (0.26.3, pinned) evicts, after a
+    build, every executed notebook of its folder that the build did not use, so
+    the Chinese build of ``./dev.sh build`` (and of the tests) would otherwise
+    evict the English labs, and the next English build or serve would run them
+    again."""
     plugin = config.plugins.get("mkdocs-jupyter")
     if plugin is None or not plugin.config.get("cache"):
         return
     import attention_src
     from attention_src.machinery.source import code_fingerprint
 
-    folder = NOTEBOOK_CACHE / code_fingerprint(attention_src)[:16]
+    code = code_fingerprint(attention_src)[:16]
+    folder = NOTEBOOK_CACHE / f"{code}-{edition(config)}"
     plugin.config["cache_dir"] = str(folder)
     if os.environ.get("ATTENTION_SERVE_DIRTY") and hasattr(plugin, "_used_cache_paths"):
-        # A --dirty rebuild renders no notebook, and mkdocs-jupyter (0.26.3, pinned)
-        # would then evict their executed copies; keep them.
+        # A --dirty rebuild renders no notebook, and mkdocs-jupyter would then evict
+        # their executed copies; keep them.
         plugin._used_cache_paths.update(Path(folder).glob("*.json"))
     if NOTEBOOK_CACHE.is_dir():  # outputs of older code are never read again
         for old in NOTEBOOK_CACHE.iterdir():
-            if old != folder and old.is_dir():
+            if old.is_dir() and not old.name.startswith(f"{code}-"):
                 shutil.rmtree(old, ignore_errors=True)
             elif old.suffix == ".json":
                 old.unlink()
@@ -142,10 +151,147 @@ def on_startup(command, dirty, **kwargs):
     # The hooks module is loaded afresh for every rebuild of `mkdocs serve`; the
     # environment lasts the whole process.
     os.environ["ATTENTION_SERVE_DIRTY"] = "1" if (command == "serve" and dirty) else ""
+    os.environ[_STOPPING] = ""
     # The build keeps its results in the checkout however mkdocs is started (./dev.sh,
     # the tests, the Pages workflow, a bare `mkdocs build`), never in the user's cache
     # folder, where the reader's 50 MB rule would recompute SmolLM2's weights each time.
     os.environ.setdefault("ATTENTION_CACHE_DIR", str(ROOT / ".cache" / "attention_src"))
+
+
+def on_config(config, **kwargs):
+    if _serving():
+        # The work the last build left for after it (below) is done before this one starts.
+        _wait_for_the_last_build()
+        _defer_search_index(config)
+    return config
+
+
+# Under ``./dev.sh serve`` (only there) the work that no page needs to be shown is done
+# in one thread after the build has returned and the server has started: Material's
+# search index (the plugin parses every page's HTML: several seconds), the chapters'
+# notebooks (made from the finished pages: seconds when their cache does not hold
+# them, e.g. the first serve after a build for another site_url) and, in the first
+# build, the pages' code fingerprints for later rebuilds (site_tools.deps: seconds).
+# A rebuild waits for that thread first. ``./dev.sh build`` and CI do all of it in
+# the build, as before.
+_AFTER_BUILD = "site-after-build"  # the thread's name: the hooks module is loaded per build
+
+
+def _after_the_build(tasks) -> threading.Thread | None:
+    """Run ``tasks`` (callables) one after the other in a thread; return it."""
+    tasks = [task for task in tasks if task is not None]
+    if not tasks:
+        return None
+
+    def run() -> None:
+        for task in tasks:
+            try:
+                task()
+            except Exception:
+                log.exception("after the build: %s failed", task.__doc__ or task)
+
+    thread = threading.Thread(target=run, name=_AFTER_BUILD, daemon=True)
+    thread.start()
+    return thread
+
+
+def on_shutdown(**kwargs) -> None:
+    # mkdocs serve deletes its site folder next: the thread stops at its next page
+    # (_stopping) rather than write into a folder being deleted, or keep the reader waiting.
+    if _serving():
+        os.environ[_STOPPING] = "1"
+        _wait_for_the_last_build()
+
+
+_STOPPING = "ATTENTION_SERVE_STOPPING"
+
+
+def _stopping() -> bool:
+    """Whether ``serve`` is stopping (never true in a build: it does all its work)."""
+    return _serving() and bool(os.environ.get(_STOPPING))
+
+
+def _wait_for_the_last_build() -> None:
+    for thread in threading.enumerate():
+        if thread.name == _AFTER_BUILD and thread is not threading.current_thread():
+            thread.join()
+
+
+def _search_plugin(config):
+    from material.plugins.search.plugin import SearchPlugin
+
+    found = [p for p in config.plugins.values() if isinstance(p, SearchPlugin)]
+    return found[0] if found and found[0].config.enabled else None
+
+
+def _defer_search_index(config) -> None:
+    """Under ``serve``: Material's search plugin records each page as it is rendered
+    instead of parsing it; :func:`_search_index_task` parses them, with the plugin's
+    own code, after the build. Until then ``search/search_index.json`` holds the last
+    build's index (the first build: no pages)."""
+    plugin = _search_plugin(config)
+    if plugin is None:
+        return
+    index = plugin.search_index  # made by the plugin's on_config for this build
+    pages: list = []
+    index.add_entry_from_context = lambda page: pages.append(_page_for_search(page))
+    generate = type(index).generate_search_index
+
+    def interim(prev):
+        index._attention_pending = (pages, prev)
+        entries = prev.entries if prev is not None else []
+        return json.dumps(
+            {"config": json.loads(generate(index, None))["config"], "docs": entries},
+            separators=(",", ":"),
+            default=str,
+        )
+
+    index.generate_search_index = interim
+
+
+def _page_for_search(page) -> SimpleNamespace:
+    """What the search plugin reads of a page (SearchIndex.add_entry_from_context), as
+    it is now: the plugin then strips attributes from ``page.content``."""
+    return SimpleNamespace(
+        content=page.content, toc=page.toc, url=page.url, meta=page.meta, title=page.title
+    )
+
+
+def _search_index_task(config):
+    """The task that writes this build's search index (None: nothing deferred)."""
+    plugin = _search_plugin(config)
+    pending = getattr(getattr(plugin, "search_index", None), "_attention_pending", None)
+    if pending is None:
+        return None
+    index = plugin.search_index
+    del index._attention_pending
+    pages, prev = pending
+    path = Path(config["site_dir"]) / "search" / "search_index.json"
+
+    def search_index() -> None:
+        """the search index"""
+        start = time.perf_counter()
+        cls = type(index)
+        for page in pages:
+            if _stopping():
+                return
+            cls.add_entry_from_context(index, page)
+        write_atomically(path, cls.generate_search_index(index, prev).encode("utf-8"))
+        log.info(
+            "search index of %d pages written in %.1f s, after the build",
+            len(pages),
+            time.perf_counter() - start,
+        )
+
+    return search_index
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """``data`` as ``path``, which is never seen half written (a server may read it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def on_serve(server, config, builder, **kwargs):
@@ -263,6 +409,15 @@ def _plan_rebuilds(files, config):
     code_changed = state.get("code_mtime") != newest
     if not code_changed and all(f.src_uri in state.get("pages", {}) for f in pages):
         return files
+    if _serving() and not any(Path(f.abs_dest_path).exists() for f in pages):
+        # The first build of a serve (an empty site folder): every page is built, and
+        # the fingerprints are needed only by later rebuilds. They are taken after
+        # the build (on_post_build), unless the code changes meanwhile.
+        _BUILT[:] = [(f.src_uri, None) for f in pages]
+        _SOURCES[:] = pages
+        _REBUILT.clear()
+        _STATE_AT[:] = [str(path), newest, {}]
+        return files
     fingerprints = {f.src_uri: deps.page_fingerprints(Path(f.abs_src_path)) for f in pages}
     first, second = [], []
     for file in pages:
@@ -309,11 +464,46 @@ def on_post_build(config, **kwargs):
     _write_figure_files(config["site_dir"])  # before anything reads the pages back
     # References to figures of other pages, now that every page's figures are numbered.
     numbering.resolve_site(config["site_dir"], _NUMBERS)
-    _write_chapter_notebooks(config)
+    if _serving():
+        # After Material's on_post_build wrote its interim index; see _after_the_build.
+        chapters = _write_chapter_notebooks_task(config)
+        _after_the_build([_search_index_task(config), chapters, _deferred_state_task()])
+    else:
+        _write_chapter_notebooks(config)
     if _prunes(config):
         notebooks.prune_notebooks(CHAPTER_NOTEBOOKS, _prune_since())
-    if not _STATE_AT:
+    if not _STATE_AT or any(fingerprints is None for _, fingerprints in _BUILT):
         return
+    _write_state()
+
+
+def _deferred_state_task():
+    """The task that takes the first build's fingerprints (None: none deferred)."""
+    if not _STATE_AT or not any(fingerprints is None for _, fingerprints in _BUILT):
+        return None
+    built, state_at = list(_BUILT), list(_STATE_AT)
+    sources = {f.src_uri: f.abs_src_path for f in _SOURCES}
+
+    def fingerprints() -> None:
+        """the pages' fingerprints"""
+        newest = state_at[1]
+        taken = []
+        for uri, _ in built:
+            if _stopping():
+                return
+            taken.append((uri, deps.page_fingerprints(Path(sources[uri]))))
+        _BUILT[:] = taken
+        if _newest_code_mtime() != newest:
+            # Code edited since the build read it: no fingerprint is trusted, and the
+            # next build rebuilds every page (old fingerprint None: see _plan_rebuilds).
+            _BUILT.clear()
+        _STATE_AT[:] = state_at
+        _write_state()
+
+    return fingerprints
+
+
+def _write_state() -> None:
     path, newest, pending = _STATE_AT
     pages = dict(_BUILT)
     pages.update({k: v for k, v in pending.items() if v is not None})
@@ -333,12 +523,24 @@ def on_post_build(config, **kwargs):
         TRIGGER.touch()  # mkdocs serve watches it: the second build starts now
 
 
+def _write_chapter_notebooks_task(config):
+    """The task that writes the chapters' notebooks of this build (after it, under serve)."""
+
+    def chapter_notebooks() -> None:
+        """the chapters' notebooks"""
+        _write_chapter_notebooks(config)
+
+    return chapter_notebooks
+
+
 def _write_chapter_notebooks(config) -> None:
     """Each chapter as a notebook next to its page (site_tools/notebooks.py), made
     from the finished page: its figure references are numbered by now."""
     start = time.perf_counter()
     written = 0
     for url in _NUMBERS:
+        if _stopping():
+            return  # serve is stopping (on_shutdown)
         page = Path(config["site_dir"]) / url / "index.html"
         if url.startswith("chapters/") and page.exists():
             if store.PENDING in page.read_text("utf-8"):
