@@ -72,6 +72,9 @@ class _Strip(ast.NodeTransformer):
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _body  # noqa: N815
 
 
+# The build asks for a block's shape several times (the page's key, the block's
+# key, the Chinese edition's parity); a shape is a function of the text alone.
+@functools.lru_cache(maxsize=8192)
 def code_shape(source: str) -> str:
     """What a piece of code does, without its comments, docstrings or layout.
 
