@@ -475,27 +475,11 @@
     if (location.protocol === "file:") error.textContent = T.fileUrl;
 
     let model = null;
-    let loading = null;
+    const loadModel = window.AttentionLive.modelOnDemand(
+      (onProgress) => load(name, onProgress), progress, status, T);
 
     async function ensureModel() {
-      if (model) return model;
-      if (!loading) {
-        progress.hidden = false;
-        loading = load(name, (got, total) => {
-          progress.max = total;
-          progress.value = got;
-          progress.setAttribute("aria-label", T.loading(got, total));
-          status.textContent = T.loading(got, total);
-        });
-      }
-      try {
-        model = await loading;
-      } catch (e) {
-        loading = null; // the next press tries again
-        throw e;
-      } finally {
-        progress.hidden = true;
-      }
+      model = await loadModel();
       button.textContent = T.run;
       root.liveModel = model;
       return model;

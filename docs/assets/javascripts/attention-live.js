@@ -447,8 +447,42 @@
     cosine: cosine,
   };
 
+  /**
+   * A widget's model, fetched on the reader's first press and kept: returns
+   * ensureModel(), which starts load(onProgress) once, shows its progress in the
+   * widget's <progress> and status line (T.loading(got, total)), and after a
+   * failed load lets the next press try again. Both widgets' buttons use it
+   * (this file's MiniLM, attention-live-small.js's models).
+   */
+  function modelOnDemand(load, progress, status, T) {
+    let model = null;
+    let loading = null; // the promise of the model while it loads
+    return async function ensureModel() {
+      if (model) return model;
+      if (!loading) {
+        progress.hidden = false;
+        loading = load((got, total) => {
+          progress.max = total;
+          progress.value = got;
+          progress.setAttribute("aria-label", T.loading(got, total));
+          status.textContent = T.loading(got, total);
+        });
+      }
+      try {
+        model = await loading;
+      } catch (e) {
+        loading = null; // the next press tries again
+        throw e;
+      } finally {
+        progress.hidden = true;
+      }
+      return model;
+    };
+  }
+
   window.AttentionLive = window.AttentionLive || {};
   window.AttentionLive.ops = ops;
+  window.AttentionLive.modelOnDemand = modelOnDemand;
 
   // ==== MiniLM (attention_src/models/minilm.py) on the reader's sentence ======
   //
@@ -695,28 +729,12 @@
     if (location.protocol === "file:") error.textContent = T.fileUrl;
 
     let model = null;
-    let loading = null; // the promise of the model while it loads
     let tokenizer = null;
+    const loadModel = modelOnDemand(
+      (onProgress) => loadMiniLM(root.dataset.liveModel, onProgress), progress, status, T);
 
     async function ensureModel() {
-      if (model) return model;
-      if (!loading) {
-        progress.hidden = false;
-        loading = loadMiniLM(root.dataset.liveModel, (got, total) => {
-          progress.max = total;
-          progress.value = got;
-          progress.setAttribute("aria-label", T.loading(got, total));
-          status.textContent = T.loading(got, total);
-        });
-      }
-      try {
-        model = await loading;
-      } catch (e) {
-        loading = null; // the next press tries again
-        throw e;
-      } finally {
-        progress.hidden = true;
-      }
+      model = await loadModel();
       button.textContent = T.run;
       return model;
     }
