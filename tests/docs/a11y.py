@@ -7,7 +7,8 @@ audits a built site on its own::
 
 - :data:`AXE_JS`: axe-core 4.14.1, vendored from the npm registry (tests/vendor/axe-core).
 - :func:`run_axe`: the WCAG 2.0/2.1 A and AA violations on an open page, no rule disabled,
-  nothing excluded.
+  nothing excluded; in code blocks, the colour-contrast rule checks one token of each look
+  (:data:`CODE_SAMPLES_JS`), every other rule every element.
 - :func:`audit_variants`: :func:`run_axe` in each colour scheme and viewport width, on the
   page already open (Material follows ``prefers-color-scheme``; the emulated media and the
   viewport change in place, so the page is loaded once).
@@ -48,6 +49,55 @@ BUDGET_MEDIAN = 300 * 1024
 BUDGET_PAGE = 1024 * 1024
 BUDGET_HTML = 1024 * 1024  # any page's HTML, uncompressed
 
+# Code blocks hold most of a page's elements (a chapter: about 70%; the reference: 66,000
+# highlighted tokens), and axe's colour-contrast rule, the costliest by far, checks each one
+# where it stands: in CI this rule was about two thirds of the browser pass. A token's contrast
+# is a function of how it looks (its computed colour, font, shadow, opacity, background) and
+# of how every element behind it looks, up to the page's root. So in each variant, before the
+# run, this marks in every `pre > code` the first element with text of each such look, page-
+# wide; the colour-contrast rule checks the marked ones and skips their twins
+# (:data:`CONTRAST_SELECTOR`). A token that looks like no other is always checked; every other
+# rule, and every element outside code blocks, is checked as before (tests/docs/
+# test_a11y_units.py: a token whose colour or background fails in one block among many is
+# found; so is one that differs from its twins only by an ancestor's background).
+SAMPLE_ATTR = "data-a11y-sample"
+CODE_SAMPLES_JS = """(attr) => {
+  for (const el of document.querySelectorAll(`[${attr}]`)) el.removeAttribute(attr);
+  const look = (el) => {
+    const s = getComputedStyle(el);
+    return [s.color, s.fontFamily, s.fontSize, s.fontWeight, s.fontStyle, s.textShadow,
+      s.opacity, s.backgroundColor, s.backgroundImage, s.filter, s.mixBlendMode,
+      s.visibility].join(';');
+  };
+  const seen = new Set();
+  let marked = 0;
+  for (const code of document.querySelectorAll('pre > code')) {
+    const around = [];  // the block and everything behind it, up to the root
+    for (let a = code; a; a = a.parentElement) around.push(look(a));
+    const keys = new Map([[code, around.join('|')]]);
+    const key = (el) => {
+      let k = keys.get(el);
+      if (k === undefined) {
+        k = key(el.parentElement) + '|' + el.localName + ':' + look(el);
+        keys.set(el, k);
+      }
+      return k;
+    };
+    for (const el of code.querySelectorAll('*')) {
+      if (![...el.childNodes].some((n) => n.nodeType === 3 && n.data.trim())) continue;
+      const k = key(el);
+      if (!seen.has(k)) {
+        seen.add(k);
+        el.setAttribute(attr, '');
+        marked += 1;
+      }
+    }
+  }
+  return marked;
+}"""
+# colour-contrast's elements (axe's default is every element): all but the unmarked twins
+CONTRAST_SELECTOR = f"*:not(pre > code *:not([{SAMPLE_ATTR}]))"
+
 # axe's result, made small inside the page: one entry per rule, each node's CSS target and
 # the first line of its failure summary.
 _RUN_JS = """async (tags) => {
@@ -85,13 +135,20 @@ def run_axe(page, tags: Iterable[str] = WCAG_TAGS) -> list[dict]:
     Each violation is ``{"id", "impact", "help", "targets", "message"}``: the rule, its
     impact ("minor" … "critical"), the rule's one-line help, the CSS selector of every
     failing element, and the failure summary of the first. Injects axe once per document.
-    An empty list means no violation of the rules with these tags.
+    An empty list means no violation of the rules with these tags. In code blocks the
+    colour-contrast rule checks one element of each look (:data:`CODE_SAMPLES_JS`, marked
+    afresh before each run, since a variant changes the looks).
     """
     tags = list(tags)
     if not tags or not all(isinstance(t, str) and t for t in tags):
         raise ValueError(f"tags must be non-empty axe tag names, got {tags!r}")
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_JS))
+        page.evaluate(
+            "(selector) => axe.configure({rules: [{id: 'color-contrast', selector}]})",
+            CONTRAST_SELECTOR,
+        )
+    page.evaluate(CODE_SAMPLES_JS, SAMPLE_ATTR)
     return page.evaluate(_RUN_JS, tags)
 
 
@@ -128,10 +185,15 @@ def set_variant(page, scheme: str, width: int) -> None:
 def audit_variants(
     page, schemes: Iterable[str] = SCHEMES, widths: Iterable[int] = WIDTHS
 ) -> dict[tuple[str, int], list[dict]]:
-    """:func:`run_axe` on the open page in every (scheme, width), keyed by that pair."""
+    """:func:`run_axe` on the open page in every (scheme, width), keyed by that pair.
+
+    The widths go back and forth (light 1280, light 390, dark 390, dark 1280): the page is
+    laid out again once per change of width, and this order changes it least.
+    """
     results = {}
-    for scheme in schemes:
-        for width in widths:
+    widths = list(widths)
+    for n, scheme in enumerate(schemes):
+        for width in widths if n % 2 == 0 else widths[::-1]:
             set_variant(page, scheme, width)
             results[(scheme, width)] = run_axe(page)
     return results

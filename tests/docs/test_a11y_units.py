@@ -60,6 +60,99 @@ def test_audit_variants_sees_the_dark_scheme(browser):
         page.close()
 
 
+# A page of highlighted code as the site's blocks are made (a line span, tokens inside), the
+# tokens' colours passing on the blocks' own background: #fafafa behind #36464e and #3560b2.
+CODE_CSS = (
+    "pre>code{display:block;background:#fafafa;color:#36464e} .k{color:#3560b2}"
+    " .dim{background:#fafafa} .dim pre>code{background:transparent}"
+)
+CODE_LINE = '<span id="__span-{b}-1"><span class="n">x</span> <span class="k">in</span> y\n</span>'
+
+
+def _code_page(blocks: list[str], css: str) -> str:
+    body = "".join(blocks)
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title>'
+        f"<style>{CODE_CSS} {css}</style></head><body><main><h1>Code</h1>{body}</main>"
+        "</body></html>"
+    )
+
+
+def _contrast_targets(page, sampled: bool) -> set[str]:
+    """The targets of the colour-contrast violations: as run_axe finds them, or by axe
+    checking every element (its own configuration, nothing sampled)."""
+    if sampled:
+        return {t for v in a11y.run_axe(page) if v["id"] == "color-contrast" for t in v["targets"]}
+    page.evaluate("() => axe.reset()")
+    try:
+        return set(
+            page.evaluate(
+                """async () => (await axe.run(document, {runOnly: {type: 'rule',
+                  values: ['color-contrast']}})).violations.flatMap(
+                  (v) => v.nodes.map((n) => n.target.join(' ')))"""
+            )
+        )
+    finally:
+        page.evaluate(
+            "(selector) => axe.configure({rules: [{id: 'color-contrast', selector}]})",
+            a11y.CONTRAST_SELECTOR,
+        )
+
+
+@pytest.mark.parametrize(
+    "where, css",
+    [
+        # one block among 40 has a token class of its own, too light
+        ("a token class", ".bad{color:#9e9e9e}"),
+        # one block's highlighted line lays a background behind tokens that pass elsewhere
+        ("a line's background", ".bad{background:#5d6b73}"),
+        # one block sits in a dark box and lets it through: an ancestor's look alone differs
+        ("an ancestor's background", ".dim.bad{background:#4a4a4a}"),
+    ],
+)
+def test_code_contrast_is_checked_on_every_look(browser, where, css):
+    """In code blocks, colour contrast is checked on one element of each look (a11y.py's
+    CODE_SAMPLES_JS): a look that fails is found wherever it stands (here in the 29th of
+    40 blocks), and the looks that fail are those that fail when axe checks every
+    element."""
+    blocks = [f"<pre><code>{CODE_LINE.format(b=b)}</code></pre>" for b in range(40)]
+    if where == "a token class":
+        blocks[28] = blocks[28].replace('class="k"', 'class="k bad"')
+    elif where == "a line's background":
+        blocks[28] = blocks[28].replace('id="__span-28-1"', 'id="__span-28-1" class="bad"')
+    else:
+        blocks = [f'<div class="dim">{b}</div>' for b in blocks]
+        blocks[28] = blocks[28].replace('class="dim"', 'class="dim bad"')
+    page = browser.new_page()
+    try:
+        page.set_content(_code_page(blocks, ""))
+        assert _contrast_targets(page, sampled=True) == set(), "the page without the flaw"
+        page.set_content(_code_page(blocks, css))
+        found = _contrast_targets(page, sampled=True)
+        everything = _contrast_targets(page, sampled=False)
+        assert found, f"{where}: a failing look in block 29 of 40 was not found"
+        assert found <= everything, (found, everything)
+        looks = """(targets) => targets.map((t) => {
+          const el = document.querySelector(t);
+          const s = getComputedStyle(el);
+          let bg = [];
+          for (let a = el; a; a = a.parentElement) bg.push(getComputedStyle(a).backgroundColor);
+          return s.color + ' on ' + bg.join(',');
+        })"""
+        assert set(page.evaluate(looks, sorted(found))) == set(
+            page.evaluate(looks, sorted(everything))
+        ), "the sampled audit must fail on exactly the looks that fail when all are checked"
+        # text outside code blocks is not sampled: two grey notes are two violations
+        notes = '<p class="note">Some words in grey.</p><p class="note">Some more.</p>'
+        page.set_content(
+            _code_page(blocks, css + " .note{color:#9e9e9e}").replace("</h1>", "</h1>" + notes)
+        )
+        found = _contrast_targets(page, sampled=True)
+        assert {t for t in found if t.startswith("p:")} == {"p:nth-child(2)", "p:nth-child(3)"}
+    finally:
+        page.close()
+
+
 def test_bad_arguments_are_named(browser):
     page = browser.new_page()
     try:
