@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 
 import pytest
 import torch
@@ -158,6 +159,25 @@ def test_unpermute_errors(randn):
         unpermute_qk(randn(4), 1)
     with pytest.raises(ValueError, match="num_heads"):
         unpermute_qk(randn(4, 4), 0)
+
+
+def test_a_changed_file_is_checked_again(tmp_path):
+    """The file is hashed and parsed once per process while it stays the same; another
+    file at the same path is checked again before a byte of it is read."""
+    model = tmp_path / "model.gguf"
+    shutil.copyfile(smollm2_path(), model)
+    assert len(q4_1_block("blk.0.attn_v.weight", path=model)) == Q4_1_BLOCK_BYTES
+    damaged = bytearray(model.read_bytes())
+    damaged[-1] ^= 0xFF
+    (tmp_path / "new.gguf").write_bytes(bytes(damaged))
+    (tmp_path / "new.gguf").replace(model)  # as a reinstall puts a file in place
+    with pytest.raises(ValueError, match="sha256 .* expected " + SMOLLM2_SHA256):
+        q4_1_block("blk.0.attn_v.weight", path=model)
+    with pytest.raises(ValueError, match="sha256"):
+        read_smollm2(model, tokenizer=False)
+    model.unlink()
+    with pytest.raises(FileNotFoundError, match="no file"):
+        q4_1_block("blk.0.attn_v.weight", path=model)
 
 
 def test_decode_q4_1_equals_gguf_dequantize():

