@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, SoupStrainer
 from packaging.requirements import Requirement
 
 from site_tools import notebooks
@@ -57,7 +57,9 @@ def chapter_notebook(site: Path, stem: str) -> Path:
 def test_every_chapter_offers_its_notebook(built_site):
     for stem in nav_chapters():
         page = BeautifulSoup(
-            (built_site.dir / "chapters" / stem / "index.html").read_text("utf-8"), "html.parser"
+            (built_site.dir / "chapters" / stem / "index.html").read_text("utf-8"),
+            "html.parser",
+            parse_only=SoupStrainer("a"),  # the tree of the links alone: the pages are large
         )
         button = page.select_one("a.notebook-download")
         assert button is not None, f"{stem}: no download button"
@@ -101,7 +103,9 @@ def test_notebooks_embed_the_figures_their_pages_load(built_site):
     for edition in (built_site.dir, built_site.dir / "zh"):
         for stem in nav_chapters():
             page = edition / "chapters" / stem / "index.html"
-            soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+            soup = BeautifulSoup(
+                page.read_text("utf-8"), "html.parser", parse_only=SoupStrainer("figure")
+            )
             figures = [
                 (page.parent / img["src"]).resolve().read_bytes().decode("utf-8")
                 for img in soup.select("figure.built-figure > img")
