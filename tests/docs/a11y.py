@@ -50,8 +50,8 @@ BUDGET_PAGE = 1024 * 1024
 BUDGET_HTML = 1024 * 1024  # any page's HTML, uncompressed
 
 # Code blocks hold most of a page's elements (a chapter: about 70%; the reference: 66,000
-# highlighted tokens), and axe's colour-contrast rule, the costliest by far, checks each one
-# where it stands: in CI this rule was about two thirds of the browser pass. A token's contrast
+# highlighted tokens), and axe's colour-contrast rule, the costliest by far (525 of 834 ms of
+# a run on the masks page, measured), checks each one where it stands. A token's contrast
 # is a function of how it looks (its computed colour, font, shadow, opacity, background) and
 # of how every element behind it looks, up to the page's root. So in each variant, before the
 # run, this marks in every `pre > code` the first element with text of each such look, page-
@@ -70,7 +70,6 @@ CODE_SAMPLES_JS = """(attr) => {
       s.visibility].join(';');
   };
   const seen = new Set();
-  let marked = 0;
   for (const code of document.querySelectorAll('pre > code')) {
     const around = [];  // the block and everything behind it, up to the root
     for (let a = code; a; a = a.parentElement) around.push(look(a));
@@ -89,14 +88,13 @@ CODE_SAMPLES_JS = """(attr) => {
       if (!seen.has(k)) {
         seen.add(k);
         el.setAttribute(attr, '');
-        marked += 1;
       }
     }
   }
-  return marked;
 }"""
 # colour-contrast's elements (axe's default is every element): all but the unmarked twins
 CONTRAST_SELECTOR = f"*:not(pre > code *:not([{SAMPLE_ATTR}]))"
+CONFIGURE_JS = "(selector) => axe.configure({rules: [{id: 'color-contrast', selector}]})"
 
 # axe's result, made small inside the page: one entry per rule, each node's CSS target and
 # the first line of its failure summary.
@@ -144,10 +142,7 @@ def run_axe(page, tags: Iterable[str] = WCAG_TAGS) -> list[dict]:
         raise ValueError(f"tags must be non-empty axe tag names, got {tags!r}")
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_JS))
-        page.evaluate(
-            "(selector) => axe.configure({rules: [{id: 'color-contrast', selector}]})",
-            CONTRAST_SELECTOR,
-        )
+        page.evaluate(CONFIGURE_JS, CONTRAST_SELECTOR)
     page.evaluate(CODE_SAMPLES_JS, SAMPLE_ATTR)
     return page.evaluate(_RUN_JS, tags)
 

@@ -93,10 +93,7 @@ def _contrast_targets(page, sampled: bool) -> set[str]:
             )
         )
     finally:
-        page.evaluate(
-            "(selector) => axe.configure({rules: [{id: 'color-contrast', selector}]})",
-            a11y.CONTRAST_SELECTOR,
-        )
+        page.evaluate(a11y.CONFIGURE_JS, a11y.CONTRAST_SELECTOR)  # run_axe's again
 
 
 @pytest.mark.parametrize(
