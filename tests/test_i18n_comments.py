@@ -136,6 +136,21 @@ def test_every_chinese_listing_copy_is_the_english_copy_as_code():
     assert checked > 70 and translated > 60, (checked, translated)
 
 
+def _build_option(extension: str) -> dict:
+    """The options mkdocs.yml gives a Markdown extension (the build's, not a copy)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda *a: None)
+    config = yaml.load((i18n.ROOT / "mkdocs.yml").read_text("utf-8"), Loader=Loader)
+    for entry in config["markdown_extensions"]:
+        if isinstance(entry, dict) and extension in entry:
+            return entry[extension] or {}
+    raise AssertionError(f"mkdocs.yml has no {extension}")
+
+
 def _rendered_listing(lang: str) -> str:
     """A listing as the build renders it (Material's code box, Pygments, the copy)."""
     import markdown
@@ -144,11 +159,7 @@ def _rendered_listing(lang: str) -> str:
         extensions=["pymdownx.snippets", "pymdownx.highlight", "pymdownx.superfences"],
         extension_configs={
             "pymdownx.snippets": {"base_path": [str(i18n.ROOT)], "check_paths": True},
-            "pymdownx.highlight": {
-                "anchor_linenums": True,
-                "line_spans": "__span",
-                "pygments_lang_class": True,
-            },
+            "pymdownx.highlight": _build_option("pymdownx.highlight"),
         },
     )
     text = (
