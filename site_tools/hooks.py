@@ -80,14 +80,15 @@ def edition(config) -> str:
 
 def _prunes(config) -> bool:
     """Whether this build deletes the store's and the notebooks' unused entries: the
-    last full build of a run. ``./dev.sh build`` builds English then Chinese with
-    ``ATTENTION_BUILD_STARTED`` set, and the Chinese build prunes what neither used;
-    a lone full English build prunes by itself."""
+    last build of a run that builds both editions. ``./dev.sh build`` builds English
+    then Chinese with ``ATTENTION_BUILD_STARTED`` set, and the Chinese build prunes what
+    neither used. A build of one edition alone prunes nothing: the store and the
+    notebooks' cache serve both editions, and what the other one uses (the Chinese check
+    page's outputs, the Chinese notebooks) would be deleted, to be computed again by the
+    next build of that edition."""
     if not _STARTED or os.environ.get("ATTENTION_SERVE_DIRTY"):
         return False
-    if os.environ.get("ATTENTION_BUILD_STARTED"):
-        return edition(config) == "zh"
-    return Path(config.config_file_path).resolve() == ROOT / "mkdocs.yml"
+    return bool(os.environ.get("ATTENTION_BUILD_STARTED")) and edition(config) == "zh"
 
 
 def _prune_since() -> float:

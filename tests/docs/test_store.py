@@ -104,6 +104,29 @@ def test_prune_keeps_what_the_last_full_build_used(tmp_path):
     assert not stale.exists()
 
 
+@pytest.mark.parametrize(
+    "language, started, serving, prunes",
+    [
+        ("en", None, None, False),  # English alone: the Chinese entries are in the store too
+        ("zh", None, None, False),
+        ("en", "1", None, False),  # ./dev.sh build: English first, then
+        ("zh", "1", None, True),  # Chinese, which prunes what neither used
+        ("zh", "1", "1", False),  # ./dev.sh serve --dirty never prunes
+    ],
+)
+def test_only_a_build_of_both_editions_prunes(monkeypatch, language, started, serving, prunes):
+    from site_tools import hooks
+
+    for name, value in (("ATTENTION_BUILD_STARTED", started), ("ATTENTION_SERVE_DIRTY", serving)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    monkeypatch.setattr(hooks, "_STARTED", [time.time()])
+    config = {"theme": {"language": language}}
+    assert hooks._prunes(config) is prunes
+
+
 # --- keys: what executes --------------------------------------------------------------------
 
 
