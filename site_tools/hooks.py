@@ -168,7 +168,7 @@ def on_config(config, **kwargs):
 
 
 # Under ``./dev.sh serve`` (only there) the work that no page needs to be shown is done
-# in one thread after the build has returned and the server has started: Material's
+# in one thread once the build has returned and the server answers: Material's
 # search index (the plugin parses every page's HTML: several seconds), the chapters'
 # notebooks (made from the finished pages: seconds when their cache does not hold
 # them, e.g. the first serve after a build for another site_url) and, in the first
@@ -178,13 +178,24 @@ def on_config(config, **kwargs):
 _AFTER_BUILD = "site-after-build"  # the thread's name: the hooks module is loaded per build
 
 
-def _after_the_build(tasks) -> threading.Thread | None:
-    """Run ``tasks`` (callables) one after the other in a thread; return it."""
+SERVER_WAIT = 30.0  # seconds the thread waits for the server before it works anyway
+
+
+def _after_the_build(tasks, server: tuple[str, int] | None = None) -> threading.Thread | None:
+    """Run ``tasks`` (callables) one after the other in a thread; return it.
+
+    With ``server`` (host, port), the thread first waits until the server accepts a
+    connection (at most :data:`SERVER_WAIT` seconds): the tasks are Python work that would
+    hold the interpreter's lock while ``mkdocs serve`` finishes the build and starts its
+    server (measured: the first page 1-2 s later when they ran at once).
+    """
     tasks = [task for task in tasks if task is not None]
     if not tasks:
         return None
 
     def run() -> None:
+        if server is not None:
+            _wait_for_server(*server)
         for task in tasks:
             try:
                 task()
@@ -194,6 +205,21 @@ def _after_the_build(tasks) -> threading.Thread | None:
     thread = threading.Thread(target=run, name=_AFTER_BUILD, daemon=True)
     thread.start()
     return thread
+
+
+def _wait_for_server(host: str, port: int) -> bool:
+    """Whether the server at (host, port) accepted a connection within SERVER_WAIT."""
+    import socket
+
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    end = time.monotonic() + SERVER_WAIT
+    while time.monotonic() < end and not os.environ.get(_STOPPING):
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
 
 
 def on_shutdown(**kwargs) -> None:
@@ -468,7 +494,10 @@ def on_post_build(config, **kwargs):
     if _serving():
         # After Material's on_post_build wrote its interim index; see _after_the_build.
         chapters = _write_chapter_notebooks_task(config)
-        _after_the_build([_search_index_task(config), chapters, _deferred_state_task()])
+        _after_the_build(
+            [_search_index_task(config), chapters, _deferred_state_task()],
+            server=(config["dev_addr"].host, config["dev_addr"].port),
+        )
     else:
         _write_chapter_notebooks(config)
     if _prunes(config):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -141,6 +142,34 @@ def test_after_the_build_runs_every_task_in_order_in_one_thread(caplog):
     assert ran == [("failing", hooks._AFTER_BUILD), ("second", hooks._AFTER_BUILD)]
     assert "a task that fails" in caplog.text and "boom" in caplog.text
     assert hooks._after_the_build([None]) is None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_after_the_build_waits_until_the_server_answers(monkeypatch):
+    """Under serve, the tasks start once the server accepts connections, not while MkDocs
+    finishes the build and starts it (they would hold the interpreter's lock)."""
+    monkeypatch.setenv(hooks._STOPPING, "")
+    port, ran = _free_port(), threading.Event()
+    thread = hooks._after_the_build([ran.set], server=("127.0.0.1", port))
+    assert not ran.wait(0.5), "a task ran before the server answered"
+    with socket.create_server(("127.0.0.1", port)):
+        assert ran.wait(5), "the tasks did not run once the server answered"
+    thread.join(5)
+    # A server that never answers delays them by SERVER_WAIT at most; serve stopping, not at all.
+    monkeypatch.setattr(hooks, "SERVER_WAIT", 0.3)
+    ran.clear()
+    hooks._after_the_build([ran.set], server=("127.0.0.1", _free_port()))
+    assert ran.wait(5)
+    monkeypatch.setattr(hooks, "SERVER_WAIT", 60.0)
+    monkeypatch.setenv(hooks._STOPPING, "1")
+    ran.clear()
+    hooks._after_the_build([ran.set], server=("127.0.0.1", _free_port()))
+    assert ran.wait(5)
 
 
 @pytest.fixture
