@@ -187,7 +187,7 @@ def _after_the_build(tasks, server: tuple[str, int] | None = None) -> threading.
     With ``server`` (host, port), the thread first waits until the server accepts a
     connection (at most :data:`SERVER_WAIT` seconds): the tasks are Python work that would
     hold the interpreter's lock while ``mkdocs serve`` finishes the build and starts its
-    server (measured: the first page 1-2 s later when they ran at once).
+    server (measured after .ci/run: the first page about 4 s later when they ran at once).
     """
     tasks = [task for task in tasks if task is not None]
     if not tasks:
