@@ -46,7 +46,8 @@ def _build_first(items: list) -> list:
     served): one module that needs the site's build first, so that one worker starts the
     build at once; then every module that does not need it, for the other worker while the
     build runs; then the rest of the site's, the browser passes (the longest, one per
-    edition) first, so that the two workers run them side by side."""
+    edition) first, so that the two workers run them side by side, then the others,
+    longest first (:data:`TAIL`), so that the workers end close together."""
     modules: dict[str, list] = {}
     for item in items:
         modules.setdefault(str(item.path), []).append(item)
@@ -57,9 +58,28 @@ def _build_first(items: list) -> list:
     site = [m for m, group in modules.items() if needs_site(group)]
     first = [m for m in site if m.endswith("test_build.py")] or site[:1]
     rest = [m for m in site if m not in first]
-    rest.sort(key=lambda m: not Path(m).name.startswith("test_browser"))  # stable
+    # the browser passes first, then the longest modules first: the last module handed
+    # out decides how long one worker waits for the other at the end (stable sort)
+    rest.sort(
+        key=lambda m: (not Path(m).name.startswith("test_browser"), -TAIL.get(Path(m).name, 0))
+    )
     order = first + [m for m in modules if m not in site] + rest
     return [item for module in order for item in modules[module]]
+
+
+# Seconds of the site's modules that run after the browser passes, in a fresh clone's
+# .ci/run (two workers, 2026-12-05); only their order is used. A module not listed goes
+# last (tests/test_suite_order.py checks that each one listed exists).
+TAIL = {
+    "test_contributing.py": 45,
+    "test_reader_disk.py": 42,
+    "test_store.py": 32,
+    "test_codeblocks.py": 29,
+    "test_notebooks.py": 28,
+    "test_edition_zh.py": 25,
+    "test_a11y_units.py": 17,
+    "test_explorer.py": 6,
+}
 
 
 def pytest_runtest_logreport(report):
