@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html.parser
 import json
 import os
 import re
@@ -12,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, SoupStrainer
 
 from site_tools import program, store
 
@@ -149,25 +148,19 @@ def test_pages_do_not_mention_the_folders_they_were_built_in(built_site):
 LOADED = {"script": "src", "link": "href", "img": "src", "iframe": "src"}  # tag: its URL
 
 
-class _Loads(html.parser.HTMLParser):
-    """The URLs a page's tags load, ``(tag, attribute, url)``, read tag by tag (the
-    parser BeautifulSoup uses, without building the tree: the site's largest page is
-    several MB). A ``<link>`` loads only as a stylesheet or a preload."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.loads: list[tuple[str, str, str]] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag not in LOADED:
-            return
-        attrs = dict(attrs)
-        rel = (attrs.get("rel") or "").split()
-        if tag == "link" and "stylesheet" not in rel and "preload" not in rel:
-            return  # canonical / alternate links are not loaded
-        self.loads.append((tag, LOADED[tag], attrs.get(LOADED[tag]) or ""))
-
-    handle_startendtag = handle_starttag
+def _loads(page: str) -> list[tuple[str, str, str]]:
+    """The URLs a page's tags load, ``(tag, attribute, url)``, in page order. Only those
+    tags are parsed into a tree (the site's largest page is several MB). A ``<link>``
+    loads only as a stylesheet or a preload."""
+    soup = BeautifulSoup(page, "html.parser", parse_only=SoupStrainer(list(LOADED)))
+    found = []
+    for element in soup.find_all(list(LOADED)):
+        rel = element.get("rel") or []
+        if element.name == "link" and "stylesheet" not in rel and "preload" not in rel:
+            continue  # canonical / alternate links are not loaded
+        attr = LOADED[element.name]
+        found.append((element.name, attr, element.get(attr) or ""))
+    return found
 
 
 def test_the_scan_of_loads_finds_each_kind():
@@ -180,10 +173,7 @@ def test_the_scan_of_loads_finds_each_kind():
         '<img src="../assets/a.svg" alt=""><img src="https://example.org/b.png" alt=""/>'
         '<iframe src="https://example.org/embed"></iframe>'
     )
-    loads = _Loads()
-    loads.feed(page)
-    loads.close()
-    external = [(tag, url) for tag, _, url in loads.loads if EXTERNAL.match(url)]
+    external = [(tag, url) for tag, _, url in _loads(page) if EXTERNAL.match(url)]
     assert external == [
         ("link", "https://cdn.example.org/x.css"),
         ("link", "//cdn.example.org/f.woff2"),
@@ -196,10 +186,7 @@ def test_the_scan_of_loads_finds_each_kind():
 def test_pages_load_nothing_from_other_hosts(built_site):
     offenders = []
     for page in built_site.dir.rglob("*.html"):
-        loads = _Loads()
-        loads.feed(page.read_text(encoding="utf-8"))
-        loads.close()
-        for tag, attr, url in loads.loads:
+        for tag, attr, url in _loads(page.read_text(encoding="utf-8")):
             if EXTERNAL.match(url):
                 offenders.append(f"{page.relative_to(built_site.dir)}: <{tag} {attr}={url}>")
     for css in built_site.dir.rglob("*.css"):
