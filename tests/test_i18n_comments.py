@@ -137,14 +137,11 @@ def test_every_chinese_listing_copy_is_the_english_copy_as_code():
 
 
 def _build_option(extension: str) -> dict:
-    """The options mkdocs.yml gives a Markdown extension (the build's, not a copy)."""
-    import yaml
+    """The options mkdocs.yml gives a Markdown extension (the build's, not a copy), read
+    with MkDocs' own YAML loader."""
+    from mkdocs.utils.yaml import yaml_load
 
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda *a: None)
-    config = yaml.load((i18n.ROOT / "mkdocs.yml").read_text("utf-8"), Loader=Loader)
+    config = yaml_load((i18n.ROOT / "mkdocs.yml").read_bytes())
     for entry in config["markdown_extensions"]:
         if isinstance(entry, dict) and extension in entry:
             return entry[extension] or {}
