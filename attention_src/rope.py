@@ -70,6 +70,16 @@ def _check_positions(positions, length: int | None = None) -> None:
         )
 
 
+def _check_offset(offset, positions) -> None:
+    """``apply_rope``'s ``offset``: an int >= 0, not given with ``positions``."""
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise TypeError(f"offset must be an int >= 0, got {offset!r}")
+    if offset < 0:
+        raise ValueError(f"offset must be an int >= 0, got {offset!r}")
+    if offset and positions is not None:
+        raise ValueError("pass either positions or offset, not both")
+
+
 def _check_head_dim(head_dim) -> None:
     check_positive_int("head_dim", head_dim)
     if head_dim % 2:
@@ -191,15 +201,10 @@ def apply_rope(
     """
     check_floating("x", x)
     check_ndim("x", x, 4, "(B, H, L, Dh)")
-    if isinstance(offset, bool) or not isinstance(offset, int):
-        raise TypeError(f"offset must be an int >= 0, got {offset!r}")
-    if offset < 0:
-        raise ValueError(f"offset must be an int >= 0, got {offset!r}")
+    _check_offset(offset, positions)
     L = x.size(2)
     if positions is None:
         positions = torch.arange(offset, offset + L, device=x.device)  # (L,)
-    elif offset:
-        raise ValueError("pass either positions or offset, not both")
     _check_positions(positions, L)
     positions = positions.to(x.device)
     cos, sin = rope_angles(
