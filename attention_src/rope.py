@@ -134,8 +134,8 @@ def rope_angles(
     _check_head_dim(head_dim)
     _check_base(base)
     _check_interleaved(interleaved)
-    # float64: a 16-bit format cannot even hold every position past 256, and
-    # angle errors grow with the position; only cos and sin are rounded
+    # float64: bfloat16 holds no odd integer past 256 (float16 none past 2048),
+    # and angle errors grow with the position; only cos and sin are rounded
     f64 = dict(device=positions.device, dtype=torch.float64)
     two_i = torch.arange(0, head_dim, 2, **f64)  # (Dh/2,)
     inv_freq = base ** (-two_i / head_dim)  # (Dh/2,): 1 ... base^(-(Dh-2)/Dh)
