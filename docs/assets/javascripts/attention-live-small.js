@@ -151,7 +151,7 @@
     return { logits: logits, predictions: argmaxRows(logits), weights: weights };
   }
 
-  /** greedy_decode without a cache (CausalLM.generate): append the argmax, run again. */
+  /** CausalLM.generate: append the last position's argmax, run the whole sequence again. */
   function generate(model, prompt, maxNewTokens) {
     const tokens = prompt.slice();
     for (let n = 0; n < maxNewTokens; n++) {
