@@ -159,6 +159,11 @@ FORM_JS = """async ([first, second, press]) => {
   };
 }"""
 
+# Three frames: after a change of the page, the browser notes what is under the pointer.
+FRAMES_JS = """async () => {
+  for (let i = 0; i < 3; i++) await new Promise((r) => requestAnimationFrame(() => r()));
+}"""
+
 # The boxes' text, before Run is pressed with the keyboard.
 TYPE_JS = """([first, second]) => {
   const root = document.querySelector('.live-minilm');
@@ -298,7 +303,7 @@ def drive(page, zh: bool, deliberate: set[str]) -> dict:
     box = chip.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     out["sixteen"] = _keyboard_run(page, TIRED, SECOND)  # 16 tokens, the model loaded
-    page.wait_for_timeout(300)  # time for the page to note what is under the pointer
+    page.evaluate(FRAMES_JS)  # time for the page to note what is under the pointer
     out["rested"] = page.evaluate(EXPLORER_STATE_JS)
     out["explorer"] = _explorer_keys(page, box)
     clock.append(time.perf_counter())
