@@ -378,6 +378,8 @@ MESSAGES = {  # English template: Chinese template
     # grouped-query attention (gqa.py)
     "{shapes}: {error}": "{shapes}：抛出 {error}",
     "{shapes}: returns {got}": "{shapes}：返回了 {got}",
+    "G = {G}, no mask: equals F.scaled_dot_product_attention(..., enable_gqa=True) within {tol:g}":
+        "G = {G}，不加掩码：与 F.scaled_dot_product_attention(..., enable_gqa=True) 相差不超过 {tol:g}",
     "G = {G}, no mask: differs from F.scaled_dot_product_attention(..., enable_gqa=True) by {gap:.2g}":
         "G = {G}，不加掩码：与 F.scaled_dot_product_attention(..., enable_gqa=True) 相差 {gap:.2g}",
     "with H = {H} query heads and G = {G} key/value heads ({shapes}), head h reads key/value head h % {G}: heads 0..{last} read {tiled}, not {right}":
