@@ -83,7 +83,8 @@ def test_zoo_entry_gets_exactly_its_findings(path, device):
 
 
 def test_every_new_finding_has_an_entry_and_each_kind_many_correct_styles():
-    expected = {p.name: load_entry(p).EXPECTED for p in ENTRIES}
+    right = [p for p in ENTRIES if not _known_wrong(p)]  # entries it gets right
+    expected = {p.name: load_entry(p).EXPECTED for p in right}
     covered = set().union(*expected.values())
     assert NEW_IDS == {
         "rope-exponent", "rope-base", "rope-positions-ignored", "rope-layout-mix",
