@@ -324,14 +324,45 @@ def test_the_page_lists_every_finding():
     assert "imports and runs" in text
 
 
+def private_imports(source: str) -> list[str]:
+    """What a module of the checker takes from another by an underscore name: ``from .x
+    import _y`` (relative, or from attention_src), and ``x._y`` where ``x`` was imported
+    from the package."""
+    tree, found, imported = ast.parse(source), [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and not (node.module or "").startswith("attention_src"):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(alias.name)
+                imported.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            private = node.attr.startswith("_") and not node.attr.startswith("__")
+            if node.value.id in imported and private:
+                found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_private_imports_sees_each_kind():
+    source = "from .a import _x, y\nfrom ..b import _z as w\nfrom . import c\nc._q\ny.ok\n"
+    assert private_imports(source) == ["_x", "_z", "c._q"]
+    assert private_imports("from os import _exit\nimport os\nos._exit\n") == []
+
+
 def test_the_package_stays_small_and_independent():
-    for path in (ROOT / "attention_src" / "check").glob("*.py"):
+    """No module over 400 lines, none takes another's underscore names (what modules
+    share is their named interface, in their __all__), and no import of the benchmark,
+    the cache or the site's build."""
+    for path in (ROOT / "attention_src" / "check").rglob("*.py"):
         source = path.read_text(encoding="utf-8")
-        assert len(source.splitlines()) < 500, path.name
+        assert len(source.splitlines()) <= 400, path.name
+        assert not private_imports(source), (path.name, private_imports(source))
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ImportFrom):
                 name = "." * node.level + (node.module or "")
-                assert not re.match(r"^(\.\.|attention_src\.)(bench|cache)\b", name), name
+                assert not re.match(r"^(\.{2,3}|attention_src\.)(bench|cache)\b", name), name
                 assert "site_tools" not in name
 
 

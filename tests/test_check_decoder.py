@@ -24,7 +24,7 @@ from attention_src.check import (
     check_rope,
     main,
 )
-from attention_src.check.rope import _reference_rope
+from attention_src.check.decoder.rotation import reference_rope
 
 ROOT = Path(__file__).resolve().parents[1]
 ZOO = ROOT / "tests" / "check_zoo"
@@ -122,7 +122,7 @@ def test_rope_names_the_base_it_recovers(device):
 
 def test_rope_turning_the_other_way_is_unexplained_with_the_reason(device):
     def backwards(x, positions):
-        return _reference_rope(x, -positions)
+        return reference_rope(x, -positions)
 
     report = check_rope(backwards, device=device)
     assert report.ids == ["unexplained"]
@@ -132,14 +132,14 @@ def test_rope_turning_the_other_way_is_unexplained_with_the_reason(device):
 def test_rope_reference_layouts_are_rotations_of_different_pairs(device):
     x = torch.randn(2, 5, 8, device=device)
     positions = torch.tensor([4, 0, 2, 9, 1], device=device)
-    half = _reference_rope(x, positions)
-    inter = _reference_rope(x, positions, layout="interleaved")
+    half = reference_rope(x, positions)
+    inter = reference_rope(x, positions, layout="interleaved")
     torch.testing.assert_close(half.norm(dim=-1), x.norm(dim=-1))
     torch.testing.assert_close(inter.norm(dim=-1), x.norm(dim=-1))
     assert not torch.allclose(half, inter)
     # interleaved = rotate-half on the features reordered as (0, 2, 4, ..., 1, 3, ...)
     order = torch.tensor([0, 2, 4, 6, 1, 3, 5, 7], device=device)
-    torch.testing.assert_close(inter[..., order], _reference_rope(x[..., order], positions))
+    torch.testing.assert_close(inter[..., order], reference_rope(x[..., order], positions))
 
 
 def test_gqa_names_the_mapping_it_found(device):

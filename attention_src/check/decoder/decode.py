@@ -58,11 +58,11 @@ from collections.abc import Callable
 
 import torch
 
-from ..checks import shape_str
-from .findings import Finding, Report
-from .lang import tr, use
-from .loader import UsageError, _binds, _check_options, _signature
-from .running import _call_quietly, _Timeout
+from ...checks import shape_str
+from ..findings import Finding, Report
+from ..lang import tr, use
+from ..loader import UsageError, binds, check_options, signature
+from ..running import Timeout, call_quietly
 
 __all__ = ["check_decode"]
 
@@ -75,7 +75,7 @@ class _AdapterError(Exception):
 
 
 def _call(fn, tokens, cache, what, limit=None):
-    result, error = _call_quietly(
+    result, error = call_quietly(
         fn, [tokens, cache], what=tr("{what} of decode", what=what), limit=limit
     )
     if error is not None:
@@ -174,14 +174,14 @@ def check_decode(
 
 
 def _check_decode(fn, window, device, name, call_limit) -> Report:
-    device = _check_options("auto", "cpu" if device is None else device)
+    device = check_options("auto", "cpu" if device is None else device)
     if not callable(fn):
         raise TypeError(
             tr("fn must be callable, got {type}", type=type(fn).__name__)
         )
     label = name or getattr(fn, "__name__", "decode")
-    sig = _signature(fn)
-    if sig is not None and not _binds(sig, 1, None):
+    sig = signature(fn)
+    if sig is not None and not binds(sig, 1, None):
         raise UsageError(
             tr(
                 "{label}{sig} cannot be called as {label}(tokens, cache)",
@@ -222,7 +222,7 @@ def _check_decode(fn, window, device, name, call_limit) -> Report:
         report.findings += _diagnose(call, tokens, window, report)
     except _AdapterError as error:
         report.findings.append(Finding("shape", str(error)))
-    except _Timeout as timeout:
+    except Timeout as timeout:
         raise UsageError(str(timeout)) from None
     return report
 

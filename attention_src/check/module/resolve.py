@@ -11,10 +11,11 @@ under it.
 
 from __future__ import annotations
 
-from .findings import Finding
-from .lang import join, tr
+from ..findings import Finding
+from ..lang import join, tr
+from .facts import Facts
 
-__all__ = []  # internal: see attention_src.check
+__all__ = ["ROOTS", "resolve"]
 
 _EVERYTHING = {
     "equivariance", "leak", "padding", "batch", "isolated", "weights-sum",
@@ -47,11 +48,11 @@ ROOTS = [
 ]
 
 
-def _resolve(facts: dict) -> list[Finding]:
-    """The findings, root causes first, each with the symptoms it explains."""
-    skip = ("crash", "notes", "checks")
-    left = {k: v for k, v in facts.items() if k not in skip and v}
-    crashes = list(facts.get("crash", []))
+def resolve(facts: Facts) -> list[Finding]:
+    """The findings, root causes first, each with the symptoms it explains
+    (``"crash"``: the errors raised with masks)."""
+    left = {k: v for k, v in facts.seen.items() if v}
+    crashes = list(facts.crashes)
     findings = []
     for fid, shows, explains in ROOTS:
         if fid == "head-split" and "sdim" in left:
