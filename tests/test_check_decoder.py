@@ -90,6 +90,7 @@ def test_every_new_finding_has_an_entry_and_each_kind_many_correct_styles():
         "rope-exponent", "rope-base", "rope-positions-ignored", "rope-layout-mix",
         "gqa-kv-head", "decode-position-offset", "decode-rope-twice",
         "decode-causal-top-left", "decode-window", "decode-cache-unbounded",
+        "decode-attend-before-append",
     }  # fmt: skip
     assert NEW_IDS <= covered, f"no zoo entry for {NEW_IDS - covered}"
     for prefix in KINDS:
@@ -164,6 +165,18 @@ def test_decode_runs_past_the_window_and_counts_the_cache():
     assert re.search(r"holds (\d+) tensor elements after 4 tokens and (\d+) after 11", message)
     ok, _ = run_entry(ZOO / "d_ok_window_lists.py", None)
     assert ok.ok and any(note.startswith("cache: ") for note in ok.notes)
+
+
+def test_decode_without_the_window_meant_what_a_step_reads_is_observed_not_named():
+    """Without --window the checker cannot know that a window is meant: a step that does not
+    read a token the full recompute reads is unexplained, with what was seen, not
+    decode-window (nor a rotation, which it is not)."""
+    report = check_decode(load_entry(ZOO / "d_window_short_one_layer.py").decode)
+    assert report.ids == ["unexplained"], report.text()
+    message = report.findings[0].message
+    assert "does not change when token 0 changes and the full recompute's does" in message
+    assert "--window W" in message
+    assert "one step after a prefill of one token is right, after two tokens right" in message
 
 
 def test_decode_a_broken_adapter_is_a_shape_finding():

@@ -8,7 +8,6 @@ import torch.nn.functional as F
 from torch import nn
 
 EXPECTED = {"decode-attend-before-append"}
-KNOWN_WRONG = "reported as decode-position-offset, whose fix (RoPE positions) does not fix it"
 
 
 def rotate(x, start):

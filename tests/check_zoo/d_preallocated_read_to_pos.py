@@ -9,7 +9,6 @@ import torch
 from torch import nn
 
 EXPECTED = {"decode-attend-before-append"}
-KNOWN_WRONG = "reported as decode-position-offset, whose fix (RoPE positions) does not fix it"
 
 
 class CachedLayer(nn.Module):

@@ -9,10 +9,6 @@ import torch.nn.functional as F
 from torch import nn
 
 EXPECTED = {"decode-rope-twice"}
-KNOWN_WRONG = (
-    "reported as decode-window: with W = 3 the window test (first wrong step >= W - 1)"
-    " runs before the rotation test"
-)
 OPTIONS = {"window": 3}
 WINDOW = 3
 

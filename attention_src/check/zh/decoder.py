@@ -58,7 +58,7 @@ MESSAGES = {  # English template: Chinese template
     "G = H: {how}; G < H: compared with its own output for key/value heads repeated in place and tiled":
         "G = H：{how}；G < H：与它自己在键/值头原地重复和整体平铺时的输出比较",
 
-    # cached decoding (decoder/decode.py)
+    # cached decoding (decoder/decode.py, stepping.py, causes.py)
     "{label}{sig} cannot be called as {label}(tokens, cache)": "{label}{sig} 不能以 {label}(tokens, cache) 的方式调用",
     "window must be an int >= 2, got {window!r}": "window 必须是 >= 2 的整数，收到的是 {window!r}",
     "tokens {shape}: token 0 read with cache=None": "tokens {shape}：以 cache=None 读入词元 0",
@@ -79,18 +79,39 @@ MESSAGES = {  # English template: Chinese template
     "{n} of {total} cached steps differ; {where}": "{total} 个缓存步骤中有 {n} 个不同；{where}",
     "{where}; at step 2 the output does not change when token 1 changes: the new query sees only the oldest cached key":
         "{where}；在第 2 步，词元 1 变了输出却不变：新的查询只看到最老的那个缓存键",
-    "steps 1 to {last} equal the full recompute; from step {first} on, the first where the new token should see W = {window} tokens (itself and the {before} before it), they do not (it sees fewer): {where}":
-        "第 1 到 {last} 步都等于完整重算；从第 {first} 步起就不相等了，这是新词元本该看到 W = {window} 个词元（它自己和前面 {before} 个）的第一步（它看到的更少）：{where}",
-    "steps 1 to {last} equal the full recompute, while the new token and the ones cached are at most W = {window}; from step {first} on, where they are {n}, they do not (it sees more than W): {where}":
-        "新词元加上缓存的词元不超过 W = {window} 个时，第 1 到 {last} 步都等于完整重算；从第 {first} 步起（这时共有 {n} 个）就不相等了（它看到的多于 W 个）：{where}",
-    "{where}; with only position 0 cached, a key rotated once or twice is the same, so the new token's own position is wrong":
-        "{where}；缓存里只有位置 0 时，键旋转一次还是两次都一样，所以错的是新词元自己的位置",
-    "{where}, and it depends on how many steps the cached keys spent in the cache (one step after a prefill of {last} tokens differs from the same step reached token by token): something is applied to the cached keys again at every step":
-        "{where}，而且结果取决于缓存的键在缓存里待了多少步（预填充 {last} 个词元后走一步，和逐个词元走到同一步的结果不同）：每一步都对缓存的键重复施加了某种运算",
+    "{where}; no known mistake explains it: {seen}": "{where}；没有哪个已知错误能解释它：{seen}",
+    "the full recompute of one token after 1 or 2 copies of another is the same, so whether a step sees its own key was not told":
+        "在 1 个或 2 个相同的词元之后再接一个别的词元，完整重算的输出相同，因此无法判断一步是否看到了它自己的键",
+    "after 1, 2 and 3 copies of one token, one cached step with another changes with their number, as the recompute does":
+        "在 1、2、3 个相同的词元之后，用到缓存的一步读入另一个词元，输出随相同词元的个数变化，和完整重算一样",
+    "{where}; after a prefill of 1, 2 or 3 copies of one token, one cached step with another token gives the same output each time, while the full recompute's changes (by {gap:.3g} from 1 copy to 2): the new token attends over the cached values, all alike, and not over its own key and value":
+        "{where}；预填充 1、2 或 3 个相同的词元后，用到缓存的一步读入另一个词元，每次输出都一样，而完整重算的输出会变（从 1 个到 2 个相差 {gap:.3g}）：新词元只对缓存里的值（全都一样）做注意力，没有用到它自己的键和值",
+    "each step depends on tokens 0 and 1 exactly when the full recompute does (each changed in turn)":
+        "每一步是否依赖词元 0 和词元 1，都和完整重算一致（分别改动这两个词元得出）",
+    "at step {t} the output changes when token {j} changes and the full recompute's does not (if the model has a sliding window, --window W says so)":
+        "第 {t} 步的输出随词元 {j} 的改动而变化，完整重算的输出却不变（如果模型有滑动窗口，用 --window W 告诉检查器）",
+    "at step {t} the output does not change when token {j} changes and the full recompute's does (if the model has a sliding window, --window W says so)":
+        "第 {t} 步的输出不随词元 {j} 的改动而变化，完整重算的输出却会变（如果模型有滑动窗口，用 --window W 告诉检查器）",
+    "{where}; at step {t} the new token's output changes when token {j} changes, and the full recompute's does not: it sees more than the window of W = {window} lets it":
+        "{where}；第 {t} 步新词元的输出随词元 {j} 的改动而变化，完整重算的输出却不变：它看到的比窗口 W = {window} 允许的多",
+    "{where}; at step {t} the new token's output does not change when token {j} changes, and the full recompute's does: it sees fewer tokens than the window of W = {window}":
+        "{where}；第 {t} 步新词元的输出不随词元 {j} 的改动而变化，完整重算的输出却会变：它看到的词元比窗口 W = {window} 少",
+    "{where}; one step after a prefill of one token equals the full recompute, one step after a prefill of two tokens does not: the step changes the cached keys, except the one at position 0, which a rotation leaves as it is; the keys are rotated again":
+        "{where}；预填充 1 个词元后走一步，与完整重算一致，预填充 2 个词元后走一步却不一致：这一步改动了缓存的键，只有位置 0 上的键没变，而旋转恰好不会改变位置 0 上的键：键又被旋转了一次",
+    "right": "正确",
+    "wrong": "错误",
+    "one step after a prefill of one token is {first}, after two tokens {second}":
+        "预填充 1 个词元后走一步的结果{first}，预填充 2 个词元后{second}",
+    "{where}; one step after a prefill of one token already differs, though its one cached key sits at position 0, which a rotation leaves as it is, and the step reads the tokens the recompute reads: what is left is the new token's own position":
+        "{where}；预填充 1 个词元后走一步就已经不同，而这时唯一的缓存键在位置 0 上，旋转不会改变它，这一步读取的词元也和完整重算相同：剩下的只能是新词元自己的位置",
+    "with the window full of one token, one step after a prefill of {low} to {high} tokens gives the same output":
+        "窗口里全是同一个词元时，预填充 {low} 到 {high} 个词元后走一步，输出都相同",
+    "{where}; with the window of W = {window} full of one token, one step with another token after a prefill of {n1} tokens and after {n2} gives different outputs, where the full recompute gives the same: the new token's position is counted wrongly (from the length of a trimmed cache, say)":
+        "{where}；窗口 W = {window} 里全是同一个词元时，分别预填充 {n1} 个和 {n2} 个词元，再用另一个词元走一步，输出不同，而完整重算的输出相同：新词元的位置算错了（例如取自裁剪后缓存的长度）",
     "no tensors found in the cache: its size was not checked": "缓存里没有找到张量：没有检查它的大小",
     "cache: {at_window} tensor elements after {window} tokens, {at_end} after {n}":
         "缓存：{window} 个词元后有 {at_window} 个张量元素，{n} 个词元后有 {at_end} 个",
-    "with window W = {window} the cache holds {at_window} tensor elements after {window} tokens and {at_end} after {n}: it keeps every token":
-        "窗口 W = {window} 时，缓存在 {window} 个词元后有 {at_window} 个张量元素，{n} 个词元后有 {at_end} 个：它保留了每一个词元",
+    "with window W = {window} the cache holds {at_window} tensor elements after {window} tokens and {at_end} after {n}: it keeps growing after the window is full":
+        "窗口 W = {window} 时，缓存在 {window} 个词元后有 {at_window} 个张量元素，{n} 个词元后有 {at_end} 个：窗口满了以后它还在增长",
 }
 # fmt: on
