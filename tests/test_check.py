@@ -207,7 +207,6 @@ def test_auto_finds_the_convention_an_explicit_flag_names_the_mistake(device):
     assert check_module(block, mask_convention="allow", device=device).ids == ["mask-inverted"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 45, item 2: under auto no note names the flag")
 def test_under_auto_the_report_says_which_flag_makes_an_inverted_mask_a_finding(device):
     """Under auto an inverted mask is read as the other convention, as before; the report
     says so, and that --mask-convention allow would make it the finding mask-inverted."""
@@ -222,7 +221,6 @@ def test_under_auto_the_report_says_which_flag_makes_an_inverted_mask_a_finding(
         assert check(target, mask_convention="allow", device=device).ids[0] == "mask-inverted"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 45, item 2: the message says True = blocked")
 def test_mask_inverted_says_which_way_the_code_reads_the_mask(device):
     for path, reads in (("f_mask_inverted.py", "blocked"), ("f_mask_inverted_block.py",
                                                            "may attend")):  # fmt: skip

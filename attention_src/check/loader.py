@@ -22,6 +22,7 @@ __all__ = [
     "load_target",
     "CONVENTIONS",
     "check_options",
+    "blocked_under_auto",
     "signature",
     "binds",
     "accepts_is_causal",
@@ -53,6 +54,18 @@ def check_options(mask_convention, device) -> torch.device:
         )
         raise UsageError(message) from None
     return device
+
+
+def blocked_under_auto() -> str:
+    """The note of a check under ``--mask-convention auto`` that read the
+    masks as True = blocked because that is how the code reads them: said so,
+    with the flag that makes it a finding where the code means the other."""
+    return tr(
+        "an inverted mask is taken as the other convention under auto: your "
+        "code reads True as blocked, the opposite of "
+        "F.scaled_dot_product_attention; if it means True = may attend, "
+        "--mask-convention allow reports it as mask-inverted"
+    )
 
 
 def signature(obj):

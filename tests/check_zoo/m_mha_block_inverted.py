@@ -14,7 +14,6 @@ from torch import nn
 EXPECTED = {"mask-inverted", "fully-masked-uniform"}
 OPTIONS = {"mask_convention": "allow"}
 TARGET = "build"
-KNOWN_WRONG = "reported as its symptoms, fully-masked-uniform and future-leak"
 
 
 class MultiHeadAttentionBlock(nn.Module):

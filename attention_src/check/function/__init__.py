@@ -13,6 +13,7 @@ from ..lang import tr, use
 from ..loader import (
     UsageError,
     accepts_is_causal,
+    blocked_under_auto,
     check_function_signature,
     check_options,
 )
@@ -150,12 +151,14 @@ def _check(fn, mask_convention, device, name, limit) -> Report:
                     meaning=meaning,
                 )
             )
+        if found == "block":
+            notes.append(blocked_under_auto())
     if not half_supported(device):
         notes.append(
             tr("float16 was not checked: not supported on {device}", device=device)
         )
     findings = [dropout] if dropout else []
-    findings += root_findings(analysis, explicit)
+    findings += root_findings(analysis, explicit, convention)
     findings += weight_findings(cases, analysis)
     observe_ones(fn, cases, analysis, convention, limit)
     findings += residual_findings(cases, analysis, notes)

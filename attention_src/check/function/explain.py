@@ -41,8 +41,9 @@ def _scale_detail(cases, scales) -> str:
     )
 
 
-def _what(axis: str, combo: Combo, cases, scales) -> tuple[str, str]:
-    """(finding id, what is wrong) for one deviating axis."""
+def _what(axis: str, combo: Combo, cases, scales, convention) -> tuple[str, str]:
+    """(finding id, what is wrong) for one deviating axis; ``convention`` is
+    the one the masks were given in."""
     value = getattr(combo, axis)
     if axis == "kt":
         how = tr(KEY_TRANSPOSES[value])
@@ -63,7 +64,12 @@ def _what(axis: str, combo: Combo, cases, scales) -> tuple[str, str]:
         )
     if axis == "mask":
         return {
-            "inverted": ("mask-inverted", tr("the code treats True as blocked")),
+            "inverted": (
+                "mask-inverted",
+                tr("the code treats True as may attend")
+                if convention == "block"
+                else tr("the code treats True as blocked"),
+            ),
             "ignored": ("mask-ignored", tr("the mask does not change the output")),
             "after": (
                 "weights-not-normalized",
@@ -115,12 +121,12 @@ def _explains_crash(case, combo, fixed, axis) -> bool:
     return not isinstance(case.prediction(fixed), Exception)
 
 
-def root_findings(analysis, convention_explicit) -> list[Finding]:
+def root_findings(analysis, convention_explicit, convention) -> list[Finding]:
     cases, combo, findings = analysis.cases, analysis.combo, []
     for axis in combo.deviations():
         if axis == "mask" and combo.mask == "inverted" and not convention_explicit:
             continue  # under auto this is the convention, not a mistake
-        fid, what = _what(axis, combo, cases, analysis.scales)
+        fid, what = _what(axis, combo, cases, analysis.scales, convention)
         fixed = combo.fixed(axis)
         shown, crashes = [], {}
         for i, case in enumerate(cases):

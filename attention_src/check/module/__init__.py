@@ -21,7 +21,12 @@ from torch import nn
 from ...checks import shape_str
 from ..findings import Finding, Report
 from ..lang import join, tagged, tr, use
-from ..loader import UsageError, check_module_signature, check_options
+from ..loader import (
+    UsageError,
+    blocked_under_auto,
+    check_module_signature,
+    check_options,
+)
 from ..running import (
     CALL_LIMIT_S,
     OUTPUT,
@@ -206,6 +211,8 @@ def _check(factory, name, mask_convention, seq_first, device, d_model, num_heads
         facts.drop("causal-mask", "mask-layouts")
     findings, checks = resolve(facts), facts.sentences()
     notes = [tagged(lambda: _how_called(probe, facts, convention)), *facts.notes]
+    if not explicit and convention == "block" and "ignored" not in facts.seen:
+        notes.insert(1, blocked_under_auto())
     if OUTPUT.lines > printed:
         notes.append(
             tr(

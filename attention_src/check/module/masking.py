@@ -94,7 +94,11 @@ def causal_facts(probe, facts: Facts, convention, explicit) -> str:
     base, _, _ = probe.run(probe.x)
     off = ~torch.eye(L, dtype=torch.bool, device=probe.device)
     future = dep & ~allow
-    seen_past = (dep & allow & off).any()  # not the diagonal: its query
+    # the queries with a key under the mask read the other way round: the
+    # others have none under that reading, and what they get shows the fill,
+    # not which way the mask is read
+    keyed = (~allow & off).any(dim=-1)
+    seen_past = (dep & allow & off)[keyed].any()  # not the diagonal: its query
     if base is not None and torch.allclose(out.detach(), base, atol=1e-6):
         facts.seen["ignored"] = tr("{what} does not change the output", what=what)
     elif future[:-1].any() and not seen_past:
@@ -107,6 +111,7 @@ def causal_facts(probe, facts: Facts, convention, explicit) -> str:
             what=what,
             meaning=meaning,
         )
+        _fill_fact(facts, out, dep & off, ~keyed, what)
     elif future.any():
         i, j = future.nonzero()[0].tolist()
         facts.seen["leak"] = tr(
@@ -118,6 +123,29 @@ def causal_facts(probe, facts: Facts, convention, explicit) -> str:
             "under {what} the weights' {issue}", what=what, issue=issue
         )
     return convention
+
+
+def _fill_fact(facts, out, dep, empty, what) -> None:
+    """What a query gets that has no key under the mask read the other way
+    round: NaN (a -inf fill) or, depending on every other token, uniform
+    weights (a finite fill) — a mistake of its own besides the inversion."""
+    for i in empty.nonzero().flatten().tolist():
+        if out[:, i].isnan().any():
+            facts.seen["fill-nan"] = tr(
+                "with {what} read the other way round, query {i} has no key, "
+                "and its output is NaN",
+                what=what,
+                i=i,
+            )
+        elif dep[i].sum() == L - 1:
+            facts.seen["fill-uniform"] = tr(
+                "with {what} read the other way round, query {i} has no key, "
+                "and its output depends on every other token: a finite fill "
+                "gives it uniform weights",
+                what=what,
+                i=i,
+            )
+        return
 
 
 def _with_mask(error, layout) -> str:

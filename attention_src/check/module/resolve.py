@@ -40,8 +40,9 @@ ROOTS = [
     ("mask-inverted", ["inverted"], _MASKING),
     ("mask-ignored", ["ignored"], _MASKING),
     ("weights-not-normalized", ["weights-sum"], {"leak", "padding"}),
-    ("nan-fully-masked", ["nan"], set()),
-    ("fully-masked-uniform", ["uniform"], set()),
+    # a fill seen on a query that the inverted mask leaves no key
+    ("nan-fully-masked", ["nan", "fill-nan"], set()),
+    ("fully-masked-uniform", ["uniform", "fill-uniform"], set()),
     ("future-leak", ["leak"], {"padding"}),
     ("missing-scale", ["scale-none"], set()),
     ("wrong-scale", ["scale-wrong"], set()),

@@ -85,6 +85,8 @@ MESSAGES = {  # English template: Chinese template
     "--seq-first applies to --module only": "--seq-first 只能配合 --module 使用",
 
     # loading the file and checking the options (loader.py, running.py)
+    "an inverted mask is taken as the other convention under auto: your code reads True as blocked, the opposite of F.scaled_dot_product_attention; if it means True = may attend, --mask-convention allow reports it as mask-inverted":
+        "在 auto 模式下，读反的掩码会被当作另一种约定：你的代码把 True 当作不允许关注，与 F.scaled_dot_product_attention 相反；如果本意是 True = 可以关注，加上 --mask-convention allow，就会报告为 mask-inverted",
     "file not found: {path}": "找不到文件：{path}",
     "not a Python file: {path}": "不是 Python 文件：{path}",
     "expected FILE.py:NAME, for example my_attention.py:attention, got {spec!r}":

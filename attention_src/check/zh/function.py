@@ -40,6 +40,7 @@ MESSAGES = {  # English template: Chinese template
     "the softmax runs over dim={dim}, {over}": "softmax 作用在 dim={dim} 上，{over}",
     "the queries": "即沿查询归一化",
     "dim 1 (the heads of 4-D input)": "即 4 维输入中注意力头所在的维度",
+    "the code treats True as may attend": "代码把 True 当成了“可以关注”",
     "the code treats True as blocked": "代码把 True 当成了“禁止关注”",
     "the mask does not change the output": "掩码不改变输出",
     "the mask is applied after the softmax, so the rows of the weights no longer sum to 1":

@@ -148,5 +148,9 @@ MESSAGES = {  # English template: Chinese template
     "the heads'": "各注意力头的",
     "heads {a} and {b} both read {n} of the same projected features": "注意力头 {a} 和 {b} 读取了同样的 {n} 个投影特征",
     "{text}, and no known mistake explains it": "{text}，没有哪个已知错误能解释它",
+    "with {what} read the other way round, query {i} has no key, and its output is NaN":
+        "把{what}反过来读，查询 {i} 没有可用的键，它的输出是 NaN",
+    "with {what} read the other way round, query {i} has no key, and its output depends on every other token: a finite fill gives it uniform weights":
+        "把{what}反过来读，查询 {i} 没有可用的键，而它的输出依赖其余每一个词元：有限的填充值让它得到了均匀的权重",
 }
 # fmt: on
