@@ -229,7 +229,6 @@ def test_mask_inverted_says_which_way_the_code_reads_the_mask(device):
         assert f"the code treats True as {reads}" in report.findings[0].message
 
 
-@pytest.mark.xfail(strict=True, reason="issue 45, item 4: dim=-1 of (..., L, S); (B, L, D)")
 def test_a_sequence_first_report_names_the_axes_and_the_layout_it_found(device):
     """softmax-dim's fix names the keys' axis of the scores as found, and the "how" line the
     layout x was handed over in, for a sequence-first module."""

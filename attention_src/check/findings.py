@@ -35,11 +35,15 @@ def kinds(lang: str = "en") -> dict[str, Kind]:
 @dataclass
 class Finding:
     """A root cause: ``id`` (one of ``FINDINGS``), ``message`` (what is
-    wrong, with the shapes it was seen on), and the symptoms it explains."""
+    wrong, with the shapes it was seen on), the symptoms it explains, and,
+    where the kind's fix would not fit what was seen (a softmax over scores
+    laid out otherwise than ``(..., L, S)``), a fix of its own in the language
+    of the message."""
 
     id: str
     message: str
     symptoms: list[str] = field(default_factory=list)
+    own_fix: str | None = None
 
     def __post_init__(self):
         if self.id not in FINDINGS:
@@ -51,7 +55,7 @@ class Finding:
 
     @property
     def fix(self) -> str:
-        return FINDINGS[self.id].fix
+        return self.own_fix or FINDINGS[self.id].fix
 
     def line(self, lang: str = "en") -> str:
         kind = kinds(lang)[self.id]
@@ -60,7 +64,7 @@ class Finding:
                 "FINDING {id}: {message} — {fix} (see {link})",
                 id=self.id,
                 message=self.message,
-                fix=kind.fix,
+                fix=self.own_fix or kind.fix,
                 link=kind.link,
             )
 

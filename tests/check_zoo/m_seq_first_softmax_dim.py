@@ -10,9 +10,6 @@ from torch import nn
 
 EXPECTED = {"softmax-dim"}
 OPTIONS = {"seq_first": True}
-KNOWN_WRONG = (
-    "reported as future-leak: dim=-1 of scores (B, H, S, L) with S == L looks like the usual layout"
-)
 
 
 class MyMultiHead(nn.Module):

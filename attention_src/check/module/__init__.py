@@ -161,11 +161,11 @@ def _check(factory, name, mask_convention, seq_first, device, d_model, num_heads
     )
     facts = Facts()
     error, traced = plain_facts(probe, facts)
-    shape = tr(
-        "x {shape} (B, L, D), {H} heads",
-        shape=shape_str(probe.x.shape),
-        H=num_heads,
-    )
+    given = shape_str(probe.handed(probe.x).shape)  # x as the module takes it
+    if seq_first:
+        shape = tr("x {shape} (L, B, D), {H} heads", shape=given, H=num_heads)
+    else:
+        shape = tr("x {shape} (B, L, D), {H} heads", shape=given, H=num_heads)
     if error is not None:
         call = probe.call.describe()
         finding = Finding(

@@ -52,13 +52,16 @@ class Facts:
     says what was observed (``resolve`` turns them into findings); ``crashes``:
     errors raised with masks; ``notes``: remarks for the report; ``checks``:
     the ids of the checks run, in order (``CHECKS``); ``causal``: the module
-    has causal attention built in (two checks are worded for it)."""
+    has causal attention built in (two checks are worded for it); ``fixes``:
+    fact id -> a fix for what was seen, where the finding's own would not
+    fit."""
 
     seen: dict[str, str] = field(default_factory=dict)
     crashes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     checks: list[str] = field(default_factory=lambda: list(PLAIN))
     causal: bool = False
+    fixes: dict[str, str] = field(default_factory=dict)  # fact id: its own fix
 
     def add(self, *checks: str) -> None:
         """Run these checks too."""
@@ -75,6 +78,7 @@ class Facts:
             list(self.notes),
             list(self.checks),
             self.causal,
+            dict(self.fixes),
         )
 
     def sentences(self) -> list[str]:

@@ -41,12 +41,13 @@ class Probe:
         g = torch.Generator(device=device).manual_seed(0)
         self.x = torch.randn(B, L, d_model, generator=g, device=device)
         self.r = torch.Generator(device=device)
-        self.call = find_call(model, self._in(self.x), name, limit)
+        self.call = find_call(model, self.handed(self.x), name, limit)
         self.masks, self.runs = MaskForm("allow"), []
         self.causal = False  # found by behaviour.pattern_facts
         self.own_layout = False  # its mask raised with every layout offered
 
-    def _in(self, x):
+    def handed(self, x):
+        """``x`` (batch-first) in the layout the module takes."""
         return x.transpose(0, 1) if self.seq_first else x
 
     def run(
@@ -56,7 +57,7 @@ class Probe:
         """``(output (B, L, D), weights or None, error or None)``. ``mask``
         is bool, True = may attend, (L, S) or (B, 1, L, S); ``form`` is the
         (layout, encoding) to hand it over in (default: the one found)."""
-        inp = self._in(x)
+        inp = self.handed(x)
         if mask is not None:
             layout, encoding = form or (
                 self.masks.layout(
@@ -72,7 +73,7 @@ class Probe:
                     None,
                     tr("cannot take this mask as {masks}", masks=masks),
                 )
-        ctx = None if context is None else self._in(context)
+        ctx = None if context is None else self.handed(context)
         args, kwargs = self.call.arguments(inp, mask, ctx)
         call, shape = self.call.describe(), shape_str(inp.shape)
         what = tr(

@@ -58,14 +58,16 @@ def resolve(facts: Facts) -> list[Finding]:
     for fid, shows, explains in ROOTS:
         if fid == "head-split" and "sdim" in left:
             shows = [s for s in shows if s != "heads-shared"]
-        seen = [left.pop(s) for s in shows if s in left]
-        if not seen:
+        shown = [s for s in shows if s in left]
+        if not shown:
             continue
+        seen = [left.pop(s) for s in shown]
+        fix = next((facts.fixes[s] for s in shown if s in facts.fixes), None)
         symptoms = [left.pop(s) for s in sorted(explains) if s in left]
         if "crash" in explains:
             symptoms += crashes
             crashes = []
-        findings.append(Finding(fid, join(seen, "; "), symptoms))
+        findings.append(Finding(fid, join(seen, "; "), symptoms, fix))
     if crashes:
         findings.append(Finding("shape", crashes[0], crashes[1:]))
     if left:

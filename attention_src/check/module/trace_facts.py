@@ -95,9 +95,10 @@ def _token_axes(probe, out, weights) -> tuple[int, int] | None:
 
 def _relayout(probe, events, att, out) -> None:
     """Scores laid out otherwise than ``(..., L, S)`` (an einsum to
-    ``[L, S, B, H]``, say): where the layout would be read as a mistake,
-    take the query and key axes that behaviour shows instead."""
-    if att.kind != "softmax" or (att.dim == att.ndim - 1 and att.attended == L):
+    ``[L, S, B, H]``, or to a key-first ``(B, H, S, L)`` that its shape alone
+    does not tell from ``(..., L, S)``): take the query and key axes that
+    behaviour shows, wherever it shows one of each."""
+    if att.kind != "softmax":
         return
     axes = _token_axes(probe, out, att.weights)
     if axes is None or axes == (att.ndim - 2, att.ndim - 1):
@@ -140,6 +141,11 @@ def attention_facts(probe, facts: Facts, x, out, recorder) -> None:
                 dim=s.dim - s.ndim,
                 over=over,
                 ndim=s.ndim,
+                keys=s.key_axis - s.ndim,
+            )
+            facts.fixes["sdim"] = tr(
+                "take the softmax over the keys: dim={keys} of these scores, the "
+                "axis their keys were found on",
                 keys=s.key_axis - s.ndim,
             )
         elif s.kind == "softmax" and s.key_axis == -1 and s.dim != s.ndim - 1:

@@ -29,6 +29,9 @@ MESSAGES = {  # English template: Chinese template
     "{call} returned a {type}, not an nn.Module; check a function without --module (check_function)":
         "{call} 返回的是 {type}，不是 nn.Module；检查函数时不要加 --module（check_function）",
     "x {shape} (B, L, D), {H} heads": "x {shape} (B, L, D)、{H} 个注意力头",
+    "x {shape} (L, B, D), {H} heads": "x {shape} (L, B, D)、{H} 个注意力头",
+    "take the softmax over the keys: dim={keys} of these scores, the axis their keys were found on":
+        "沿键做 softmax：取这些注意力分数的 dim={keys}，也就是找到键所在的那个轴",
     "{call} {error} on {shape}": "{call}{error}（{shape}）",
     "the other checks need an output": "其余检查都需要一个输出",
     "checked on {shape}, by gradients and by its attention": "在{shape}上检查，依据是梯度和它的注意力计算",
