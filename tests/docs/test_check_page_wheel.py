@@ -28,7 +28,13 @@ from site_tools.program import copies, page_program
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "chapters/check-your-attention.md"
 SESSION = "check-decoder"  # the blocks that read the example models, and what they use
-EXAMPLES = ("d_ok_lists", "d_ok_transformers", "d_ok_preallocated", "d_window_one_query")
+EXAMPLES = (
+    "d_ok_lists",
+    "d_ok_transformers",
+    "d_ok_preallocated",
+    "d_window_one_query",
+    "d_attend_before_append_lists",
+)
 
 
 @pytest.fixture(scope="module")
@@ -81,4 +87,4 @@ def test_the_check_page_runs_from_an_empty_folder_with_the_wheel(edition, instal
     for block in blocks:
         if "EXAMPLES" in block["code"]:  # the examples were read, and checked
             assert report["blocks"][block["index"] - 1]["status"] == "ok"
-    assert sum("EXAMPLES" in block["code"] for block in blocks) == 2
+    assert sum("EXAMPLES" in block["code"] for block in blocks) == 3
