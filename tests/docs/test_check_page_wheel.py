@@ -87,4 +87,4 @@ def test_the_check_page_runs_from_an_empty_folder_with_the_wheel(edition, instal
     for block in blocks:
         if "EXAMPLES" in block["code"]:  # the examples were read, and checked
             assert report["blocks"][block["index"] - 1]["status"] == "ok"
-    assert sum("EXAMPLES" in block["code"] for block in blocks) == 3
+    assert sum("EXAMPLES" in block["code"] for block in blocks) == 2
