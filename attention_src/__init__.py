@@ -178,7 +178,6 @@ __all__ = [
     # chapter 12: Causal self-attention
     "CausalBlock",
     "CausalLM",
-    "greedy_decode",
     "copy_task_batch",
     "train_copy_model",
     # chapter 13: Attention maps of trained models
@@ -215,6 +214,7 @@ __all__ = [
     "cache_start",
     "DecoderBlock",
     "DecoderOnlyLM",
+    "greedy_decode",
     "forward_with_cache",
     "generate_with_cache",
     "count_kv_projections",

@@ -1,7 +1,9 @@
 """A decoder-only (GPT-style) language model: causal self-attention blocks that
-predict every next token of a sequence in one forward pass; and greedy decoding,
-``greedy_decode``, the one decoding loop of the package (this model's
-``generate`` and SmolLM2's call it).
+predict every next token of a sequence in one forward pass. ``CausalLM.generate``
+is greedy decoding at its plainest (the causal-attention chapter): run the whole
+sequence, append the last position's most likely token, repeat.
+``greedy_decode`` is the full loop of the KV-cache chapter, with a cache and an
+end token; ``DecoderOnlyLM.generate`` and SmolLM2's call it.
 
 The copy task the causal-attention chapter trains it on is an experiment:
 ``attention_src.experiments.copy_task``.
@@ -121,7 +123,6 @@ class CausalLM(nn.Module):
     """
 
     Block = CausalBlock  # the kind of block the model stacks
-    eos_token_id: int | None = None  # no end token: decoding runs to the limit
 
     def __init__(
         self,
@@ -161,26 +162,24 @@ class CausalLM(nn.Module):
         logits = self.head(self.final_norm(x))  # (B, L, V)
         return logits, all_weights
 
-    def generate(
-        self,
-        prompt: torch.Tensor,
-        max_new_tokens: int,
-        *,
-        eos_token_id: int | None = None,
-    ) -> torch.Tensor:
-        """Greedy decoding, :func:`greedy_decode`, running the model on the
-        whole sequence at every step: ``(B, L0)`` -> at most
-        ``(B, L0 + max_new_tokens)``. Call ``model.eval()`` first if the model
-        has dropout."""
-        return greedy_decode(
-            self,
-            prompt,
-            max_new_tokens,
-            use_cache=False,
-            eos_token_id=eos_token_id,
-        )
+    @torch.no_grad()
+    def generate(self, prompt: torch.Tensor, max_new_tokens: int) -> torch.Tensor:
+        """Greedy decoding: ``(B, L0)`` -> ``(B, L0 + max_new_tokens)``. Each
+        step runs the model on the whole sequence so far and appends the most
+        likely token after its last position. Call ``model.eval()`` first if
+        the model has dropout."""
+        self._check_generate(prompt, max_new_tokens)
+        tokens = prompt  # (B, L0)
+        for _ in range(max_new_tokens):
+            logits, _ = self(tokens)  # (B, L, V): the whole sequence, every step
+            next_token = logits[:, -1].argmax(dim=-1)  # (B,): the last position's
+            tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, L + 1)
+        return tokens
 
     # --8<-- [end:causal_lm]
+
+    def _check_generate(self, prompt, max_new_tokens) -> None:
+        _check_decode(self, prompt, max_new_tokens, use_cache=False, eos=None)
 
     @staticmethod
     def _check_settings(vocab_size, num_layers, max_len, dropout) -> None:
@@ -206,6 +205,7 @@ class DecoderOnlyLM(CausalLM):
     """
 
     Block = DecoderBlock
+    eos_token_id: int | None = None  # no end token: decoding runs to the limit
 
     def forward(self, tokens: torch.Tensor, *, cache: KVCache | None = None):
         start = self._check_forward(tokens, cache)  # positions already cached

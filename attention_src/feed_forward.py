@@ -14,6 +14,19 @@ __all__ = ["FeedForward"]
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
+def _check_activation(activation) -> None:
+    """``activation`` is the name of one of ``_ACTIVATIONS``."""
+    if not isinstance(activation, str):
+        raise TypeError(
+            f"activation must be the name of one of {sorted(_ACTIVATIONS)}, "
+            f"got {type(activation).__name__} {activation!r}"
+        )
+    if activation not in _ACTIVATIONS:
+        raise ValueError(
+            f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}"
+        )
+
+
 # --8<-- [start:feed_forward]
 class FeedForward(nn.Module):
     """``(B, L, D) -> (B, L, D)`` through a hidden width ``d_ff`` (usually 4 D).
@@ -38,16 +51,7 @@ class FeedForward(nn.Module):
         check_positive_int("d_model", d_model)
         check_positive_int("d_ff", d_ff)
         check_probability("dropout", dropout)
-        if not isinstance(activation, str):
-            raise TypeError(
-                f"activation must be the name of one of {sorted(_ACTIVATIONS)}, "
-                f"got {type(activation).__name__} {activation!r}"
-            )
-        if activation not in _ACTIVATIONS:
-            raise ValueError(
-                f"activation must be one of {sorted(_ACTIVATIONS)}, got "
-                f"{activation!r}"
-            )
+        _check_activation(activation)
         self.activation = activation
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)  # D -> d_ff
         self.dropout = nn.Dropout(dropout)

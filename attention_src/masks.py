@@ -17,6 +17,15 @@ from .checks import check_positive_int, check_tensor, shape_str
 __all__ = ["causal_mask", "padding_mask", "prefix_lm_mask", "document_mask"]
 
 
+def _check_enough_keys(size_q: int, size_k: int) -> None:
+    """``causal_mask`` needs at least as many keys as queries."""
+    if size_k < size_q:
+        raise ValueError(
+            f"size_k ({size_k}) must be >= size_q ({size_q}): with fewer keys than "
+            "queries, the first queries would have no key to attend to"
+        )
+
+
 # --8<-- [start:causal_mask]
 def causal_mask(
     size_q: int,
@@ -40,11 +49,7 @@ def causal_mask(
     size_k = size_q if size_k is None else size_k
     check_positive_int("size_q", size_q)
     check_positive_int("size_k", size_k)
-    if size_k < size_q:
-        raise ValueError(
-            f"size_k ({size_k}) must be >= size_q ({size_q}): with fewer keys than "
-            "queries, the first queries would have no key to attend to"
-        )
+    _check_enough_keys(size_q, size_k)
     ones = torch.ones(size_q, size_k, dtype=torch.bool, device=device)
     return torch.tril(ones, diagonal=size_k - size_q)  # (L, S)
 
@@ -52,22 +57,13 @@ def causal_mask(
 # --8<-- [end:causal_mask]
 
 
-# --8<-- [start:padding_mask]
-def padding_mask(
-    lengths: Sequence[int] | torch.Tensor, max_len: int | None = None
-) -> torch.Tensor:
-    """Bool mask ``(B, 1, 1, S)``: True where key ``j`` is a real token of sequence
-    ``b``.
-
-    The two singleton dimensions broadcast over heads and queries, so the mask
-    fits scores of shape ``(B, H, L, S)`` (and ``(B, L, S)`` after
-    ``squeeze(1)``).
-
-    Args:
-        lengths: the real length of each sequence, a list of ints or a 1-D
-            integer tensor (its device is used for the mask).
-        max_len: S, the padded length (defaults to the longest length).
-    """
+def _check_padding_mask(
+    lengths: Sequence[int] | torch.Tensor, max_len: int | None
+) -> tuple[torch.Tensor, int]:
+    """Check ``padding_mask``'s arguments and return them ready to use:
+    ``lengths`` as a 1-D integer tensor (a list of ints becomes a
+    ``torch.long`` tensor on the CPU; a tensor is returned as it is) and
+    ``max_len`` (the longest length when it is None)."""
     if isinstance(lengths, torch.Tensor):
         if (
             lengths.is_floating_point()
@@ -102,8 +98,28 @@ def padding_mask(
     check_positive_int("max_len", max_len)
     if longest > max_len:
         raise ValueError(f"a length ({longest}) exceeds max_len ({max_len})")
-    positions = torch.arange(max_len, device=lengths_t.device)  # (S,)
-    real = positions[None, :] < lengths_t[:, None]  # (B, S)
+    return lengths_t, max_len
+
+
+# --8<-- [start:padding_mask]
+def padding_mask(
+    lengths: Sequence[int] | torch.Tensor, max_len: int | None = None
+) -> torch.Tensor:
+    """Bool mask ``(B, 1, 1, S)``: True where key ``j`` is a real token of sequence
+    ``b``.
+
+    The two singleton dimensions broadcast over heads and queries, so the mask
+    fits scores of shape ``(B, H, L, S)`` (and ``(B, L, S)`` after
+    ``squeeze(1)``).
+
+    Args:
+        lengths: the real length of each sequence, a list of ints or a 1-D
+            integer tensor (its device is used for the mask).
+        max_len: S, the padded length (defaults to the longest length).
+    """
+    lengths, max_len = _check_padding_mask(lengths, max_len)
+    positions = torch.arange(max_len, device=lengths.device)  # (S,)
+    real = positions[None, :] < lengths[:, None]  # (B, S)
     return real[:, None, None, :]  # (B, 1, 1, S)
 
 
@@ -133,6 +149,16 @@ def prefix_lm_mask(
         prefix_len: how many keys from the start everyone sees, ``0 .. S``.
         device: where to create the mask.
     """
+    _check_prefix_lm(size_q, size_k, prefix_len)
+    p = torch.arange(size_k - size_q, size_k, device=device)[:, None]  # (L, 1)
+    j = torch.arange(size_k, device=device)[None, :]  # (1, S)
+    return (j < prefix_len) | (j <= p)  # (L, S)
+
+
+# --8<-- [end:prefix_lm_mask]
+
+
+def _check_prefix_lm(size_q, size_k, prefix_len) -> None:
     check_positive_int("size_q", size_q)
     check_positive_int("size_k", size_k)
     if size_k < size_q:
@@ -146,12 +172,6 @@ def prefix_lm_mask(
         raise ValueError(
             f"prefix_len must be in [0, size_k] = [0, {size_k}], got {prefix_len}"
         )
-    p = torch.arange(size_k - size_q, size_k, device=device)[:, None]  # (L, 1)
-    j = torch.arange(size_k, device=device)[None, :]  # (1, S)
-    return (j < prefix_len) | (j <= p)  # (L, S)
-
-
-# --8<-- [end:prefix_lm_mask]
 
 
 # --8<-- [start:document_mask]
@@ -172,6 +192,21 @@ def document_mask(
         ``(S, S)`` for ``(S,)`` ids; ``(B, 1, S, S)`` for ``(B, S)``, which
         broadcasts over heads like :func:`padding_mask`.
     """
+    _check_document_ids(document_ids, causal)
+    ids = document_ids[..., None, :]  # (..., 1, S): the key's document
+    same = document_ids[..., :, None] == ids  # (..., S, S)
+    if causal:
+        S = document_ids.size(-1)
+        same = same & causal_mask(S, device=document_ids.device)  # (..., S, S)
+    return (
+        same if document_ids.dim() == 1 else same[:, None]
+    )  # (S, S), (B, 1, S, S)
+
+
+# --8<-- [end:document_mask]
+
+
+def _check_document_ids(document_ids, causal) -> None:
     check_tensor("document_ids", document_ids)
     if (
         document_ids.is_floating_point()
@@ -189,14 +224,3 @@ def document_mask(
         )
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be True or False, got {causal!r}")
-    ids = document_ids[..., None, :]  # (..., 1, S): the key's document
-    same = document_ids[..., :, None] == ids  # (..., S, S)
-    if causal:
-        S = document_ids.size(-1)
-        same = same & causal_mask(S, device=document_ids.device)  # (..., S, S)
-    return (
-        same if document_ids.dim() == 1 else same[:, None]
-    )  # (S, S), (B, 1, S, S)
-
-
-# --8<-- [end:document_mask]

@@ -73,23 +73,34 @@ class PositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_floating("x", x)
-        check_ndim("x", x, 3, "(B, L, D)")
-        L, D = x.shape[1], x.shape[2]
-        if D != self.d_model:
-            raise ValueError(
-                f"x has {D} features, expected d_model={self.d_model} "
-                f"(x shape {shape_str(x.shape)})"
-            )
+        self._check_input(x)
+        L = x.shape[1]
+        return self.dropout(x + self.pe[:L].to(x.dtype))  # (B, L, D)
+
+    # --8<-- [end:positional_encoding]
+
+    def _check_input(self, x) -> None:
+        """The checks of ``forward``: ``x`` is ``(B, L, D)``, ``L <= max_len``."""
+        _check_sequence(x, self.d_model)
+        L = x.shape[1]
         if L > self.max_len:
             raise ValueError(
                 f"sequence length {L} exceeds max_len={self.max_len} of the "
                 f"positional table; build PositionalEncoding with max_len >= {L}"
             )
-        return self.dropout(x + self.pe[:L].to(x.dtype))  # (B, L, D)
 
 
-# --8<-- [end:positional_encoding]
+def _check_shift(k, d_model) -> None:
+    """``sinusoidal_shift_matrix``'s arguments: an int ``k`` and an even
+    ``d_model``."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError(f"k must be an int, got {type(k).__name__} {k!r}")
+    check_positive_int("d_model", d_model)
+    if d_model % 2:
+        raise ValueError(
+            f"d_model must be even for a shift matrix, got {d_model}: the last "
+            "sine feature of an odd d_model has no cosine partner to rotate with"
+        )
 
 
 # --8<-- [start:shift_matrix]
@@ -103,14 +114,7 @@ def sinusoidal_shift_matrix(
     (a shift back). Needs an even ``d_model``: with an odd one the last sine
     feature has no cosine partner.
     """
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"k must be an int, got {type(k).__name__} {k!r}")
-    check_positive_int("d_model", d_model)
-    if d_model % 2:
-        raise ValueError(
-            f"d_model must be even for a shift matrix, got {d_model}: the last "
-            "sine feature of an odd d_model has no cosine partner to rotate with"
-        )
+    _check_shift(k, d_model)
     # (D/2,)
     two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)
     angle = k / (10000.0 ** (two_i / d_model))  # (D/2,): k * w_i
@@ -145,6 +149,15 @@ class LearnedPositionalEmbedding(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self._check_input(x)
+        L = x.shape[1]
+        positions = torch.arange(L, device=x.device)  # (L,) = 0, 1, ..., L - 1
+        return self.dropout(x + self.embedding(positions).to(x.dtype))  # (B, L, D)
+
+    # --8<-- [end:learned]
+
+    def _check_input(self, x) -> None:
+        """The checks of ``forward``: ``x`` is ``(B, L, D)``, ``L <= max_len``."""
         _check_sequence(x, self.d_model)
         L = x.shape[1]
         if L > self.max_len:
@@ -154,11 +167,6 @@ class LearnedPositionalEmbedding(nn.Module):
                 "no vector, and a larger table would give them vectors that were "
                 "never trained"
             )
-        positions = torch.arange(L, device=x.device)  # (L,) = 0, 1, ..., L - 1
-        return self.dropout(x + self.embedding(positions).to(x.dtype))  # (B, L, D)
-
-
-# --8<-- [end:learned]
 
 
 def _check_sequence(x, d_model: int) -> None:

@@ -32,6 +32,14 @@ __all__ = ["PROJECTIONS", "PartnerAttention"]
 PROJECTIONS = ("none", "shared", "separate")
 
 
+def _check_projections(projections) -> None:
+    """``projections`` is one of ``PROJECTIONS``."""
+    if projections not in PROJECTIONS:
+        raise ValueError(
+            f"projections must be one of {PROJECTIONS}, got {projections!r}",
+        )
+
+
 # --8<-- [start:partner_attention]
 class PartnerAttention(nn.Module):
     """Token embeddings and one table of attention scores, projected or not.
@@ -56,10 +64,7 @@ class PartnerAttention(nn.Module):
         projections: str = "separate",
     ):
         super().__init__()
-        if projections not in PROJECTIONS:
-            raise ValueError(
-                f"projections must be one of {PROJECTIONS}, got {projections!r}",
-            )
+        _check_projections(projections)
         d_k = d_model if d_k is None else d_k
         check_positive_int("vocab_size", vocab_size)
         check_positive_int("d_model", d_model)

@@ -70,6 +70,16 @@ def _check_positions(positions, length: int | None = None) -> None:
         )
 
 
+def _check_offset(offset, positions) -> None:
+    """``apply_rope``'s ``offset``: an int >= 0, not given with ``positions``."""
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise TypeError(f"offset must be an int >= 0, got {offset!r}")
+    if offset < 0:
+        raise ValueError(f"offset must be an int >= 0, got {offset!r}")
+    if offset and positions is not None:
+        raise ValueError("pass either positions or offset, not both")
+
+
 def _check_head_dim(head_dim) -> None:
     check_positive_int("head_dim", head_dim)
     if head_dim % 2:
@@ -124,8 +134,8 @@ def rope_angles(
     _check_head_dim(head_dim)
     _check_base(base)
     _check_interleaved(interleaved)
-    # float64: a 16-bit format cannot even hold every position past 256, and
-    # angle errors grow with the position; only cos and sin are rounded
+    # float64: bfloat16 holds no odd integer past 256 (float16 none past 2048),
+    # and angle errors grow with the position; only cos and sin are rounded
     f64 = dict(device=positions.device, dtype=torch.float64)
     two_i = torch.arange(0, head_dim, 2, **f64)  # (Dh/2,)
     inv_freq = base ** (-two_i / head_dim)  # (Dh/2,): 1 ... base^(-(Dh-2)/Dh)
@@ -191,15 +201,10 @@ def apply_rope(
     """
     check_floating("x", x)
     check_ndim("x", x, 4, "(B, H, L, Dh)")
-    if isinstance(offset, bool) or not isinstance(offset, int):
-        raise TypeError(f"offset must be an int >= 0, got {offset!r}")
-    if offset < 0:
-        raise ValueError(f"offset must be an int >= 0, got {offset!r}")
+    _check_offset(offset, positions)
     L = x.size(2)
     if positions is None:
         positions = torch.arange(offset, offset + L, device=x.device)  # (L,)
-    elif offset:
-        raise ValueError("pass either positions or offset, not both")
     _check_positions(positions, L)
     positions = positions.to(x.device)
     cos, sin = rope_angles(

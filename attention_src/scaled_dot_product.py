@@ -57,6 +57,20 @@ def _check_qkv(query, key, value) -> torch.Size:
     return torch.Size((*batch, query.size(-2), key.size(-2)))
 
 
+def _check_inputs(query, key, value, mask, dropout_p) -> None:
+    """The checks of ``scaled_dot_product_attention``: the three inputs, the
+    mask (dtype, shape against the scores', device) and ``dropout_p``."""
+    scores_shape = _check_qkv(query, key, value)
+    if mask is not None:
+        check_mask(mask, scores_shape)
+        if mask.device != query.device:
+            raise ValueError(
+                f"mask must be on the same device as query, got {mask.device} and "
+                f"{query.device}"
+            )
+    check_probability("dropout_p", dropout_p)
+
+
 # --8<-- [start:sdpa]
 def scaled_dot_product_attention(
     query: torch.Tensor,
@@ -83,15 +97,7 @@ def scaled_dot_product_attention(
         the values. A query with no allowed key gets zero weights and a zero
         output, as ``F.scaled_dot_product_attention`` gives.
     """
-    scores_shape = _check_qkv(query, key, value)
-    if mask is not None:
-        check_mask(mask, scores_shape)
-        if mask.device != query.device:
-            raise ValueError(
-                f"mask must be on the same device as query, got {mask.device} and "
-                f"{query.device}"
-            )
-    check_probability("dropout_p", dropout_p)
+    _check_inputs(query, key, value, mask, dropout_p)
     d_k = query.size(-1)
     scale = 1.0 / math.sqrt(d_k) if scale is None else scale
 

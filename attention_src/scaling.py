@@ -40,6 +40,14 @@ def _check_d_ks(d_ks: Sequence[int]) -> list[int]:
     return list(d_ks)
 
 
+def _check_std(std) -> None:
+    """``std`` is a positive number."""
+    if isinstance(std, bool) or not isinstance(std, (int, float)):
+        raise TypeError(f"std must be a positive number, got {type(std).__name__}")
+    if not std > 0:
+        raise ValueError(f"std must be positive, got {std}")
+
+
 # --8<-- [start:random_dot_products]
 def random_dot_products(
     d_k: int,
@@ -56,10 +64,7 @@ def random_dot_products(
     """
     check_positive_int("d_k", d_k)
     check_positive_int("num_samples", num_samples)
-    if isinstance(std, bool) or not isinstance(std, (int, float)):
-        raise TypeError(f"std must be a positive number, got {type(std).__name__}")
-    if not std > 0:
-        raise ValueError(f"std must be positive, got {std}")
+    _check_std(std)
     shape = (num_samples, d_k)  # (N, Dk)
     q = std * torch.randn(shape, generator=generator, device=device)
     k = std * torch.randn(shape, generator=generator, device=device)

@@ -38,6 +38,15 @@ def _check_vocab_size(vocab_size) -> None:
         )
 
 
+def _check_same_batch(source, decoder_input) -> None:
+    """``source`` and ``decoder_input`` hold the same number of sequences."""
+    if decoder_input.size(0) != source.size(0):
+        raise ValueError(
+            f"source {shape_str(source.shape)} and decoder_input "
+            f"{shape_str(decoder_input.shape)} must have the same batch size"
+        )
+
+
 # --8<-- [start:shift_right]
 def shift_right(target: torch.Tensor) -> torch.Tensor:
     """The decoder input for teacher forcing: ``BOS``, then ``target[:, :-1]``."""
@@ -83,11 +92,7 @@ class Seq2SeqGRU(nn.Module):
         """Teacher forcing: the decoder reads the *true* previous tokens."""
         check_token_ids("decoder_input", decoder_input, self.vocab_size)
         encoder_states, final = self.encode(source)  # (B, S, H), (1, B, H)
-        if decoder_input.size(0) != source.size(0):
-            raise ValueError(
-                f"source {shape_str(source.shape)} and decoder_input "
-                f"{shape_str(decoder_input.shape)} must have the same batch size"
-            )
+        _check_same_batch(source, decoder_input)
         # the decoder starts from the final state; its inputs are tokens only
         decoder_states, _ = self.decoder(self.embed(decoder_input), final)
         return self.readout(decoder_states, encoder_states)

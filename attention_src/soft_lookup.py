@@ -51,6 +51,19 @@ def _check_lookup(query, keys, values) -> None:
         )
 
 
+def _check_one_match(matches: torch.Tensor, query: torch.Tensor) -> None:
+    """``hard_lookup``'s ``matches`` flag exactly one key: ``KeyError`` (what
+    ``dict[query]`` raises) when no key equals the query, ``ValueError`` when
+    several do."""
+    found = matches.nonzero().flatten().tolist()
+    if not found:
+        raise KeyError(f"no key equals the query {query.tolist()}")
+    if len(found) > 1:
+        raise ValueError(
+            f"keys must be distinct, as in a dict: rows {found} equal the query",
+        )
+
+
 # --8<-- [start:hard_lookup]
 def hard_lookup(
     query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
@@ -72,13 +85,7 @@ def hard_lookup(
     _check_lookup(query, keys, values)
     # 1) exact match: True where every feature of the key equals the query
     matches = (keys == query).all(dim=-1)  # (S,)
-    found = matches.nonzero().flatten().tolist()
-    if not found:
-        raise KeyError(f"no key equals the query {query.tolist()}")
-    if len(found) > 1:
-        raise ValueError(
-            f"keys must be distinct, as in a dict: rows {found} equal the query",
-        )
+    _check_one_match(matches, query)  # no match: KeyError, as dict[query]
     # 2) the match as a one-hot weight vector; 3) weights times values
     weights = matches.to(values.dtype)  # (S,), a single 1
     output = weights @ values  # (Dv,)

@@ -1,7 +1,8 @@
 """attention_src.decoder: the decoder-only LM (shapes, causality, generation, training),
-its block against nn.TransformerEncoderLayer with a causal mask, greedy_decode (the one
-decoding loop: its two limits, max_new_tokens and the end token). (The copy task and its
-training: tests/test_copy_task.py.)"""
+its block against nn.TransformerEncoderLayer with a causal mask, CausalLM.generate (the
+plain loop of the causal-attention chapter) against greedy_decode (the full loop of the
+KV-cache chapter: its two limits, max_new_tokens and the end token). (The copy task and
+its training: tests/test_copy_task.py.)"""
 
 from __future__ import annotations
 
@@ -283,3 +284,42 @@ def test_causal_lm_has_no_cache(device, gen):
     assert torch.equal(plain.generate(prompt, 6), cached.generate(prompt, 6))
     with pytest.raises(ValueError, match="CausalLM has no new_cache"):
         greedy_decode(plain, prompt, 2)  # use_cache=True needs a cache
+
+
+@pytest.mark.parametrize(("B", "L0", "new"), [(1, 1, 9), (3, 4, 7), (2, 5, 0)])
+def test_the_plain_loop_writes_what_greedy_decode_writes(device, gen, B, L0, new):
+    """The causal-attention chapter's ``CausalLM.generate``, a loop of a few lines
+    without a cache, writes the tokens of the full function, ``greedy_decode``, with
+    and without its cache (the same weights in a ``DecoderOnlyLM``)."""
+    cached = _model(device)
+    plain = CausalLM(V, D_MODEL, H, N_LAYERS, D_FF, MAX_LEN).to(device).eval()
+    plain.load_state_dict(cached.state_dict())
+    prompt = _tokens(B, L0, device, gen)
+    loop = plain.generate(prompt, new)
+    assert loop.shape == (B, L0 + new) and not loop.requires_grad
+    assert torch.equal(loop, greedy_decode(plain, prompt, new, use_cache=False))
+    assert torch.equal(loop, greedy_decode(cached, prompt, new, use_cache=True))
+    assert torch.equal(loop, greedy_decode(cached, prompt, new, use_cache=False))
+    # a mutant loop that appends the first position's choice writes other tokens
+    if new:
+        wrong = prompt
+        for _ in range(new):
+            first = plain(wrong)[0][:, 0].argmax(dim=-1)
+            wrong = torch.cat([wrong, first[:, None]], dim=1)
+        assert not torch.equal(wrong, loop)
+
+
+def test_the_plain_loop_checks_its_arguments(device):
+    """``CausalLM.generate`` refuses what ``greedy_decode`` refuses, with its messages,
+    before any step runs."""
+    plain = CausalLM(V, D_MODEL, H, N_LAYERS, D_FF, MAX_LEN).to(device).eval()
+    prompt = torch.zeros(1, 2, dtype=torch.long, device=device)
+    message = r"prompt length 10 \+ max_new_tokens 3 = 13 exceeds max_len=12"
+    with pytest.raises(ValueError, match=message):
+        plain.generate(torch.zeros(1, 10, dtype=torch.long, device=device), 3)
+    with pytest.raises(ValueError, match="max_new_tokens must be >= 0, got -1"):
+        plain.generate(prompt, -1)
+    with pytest.raises(TypeError, match="max_new_tokens must be an int, got float"):
+        plain.generate(prompt, 2.0)
+    with pytest.raises(TypeError, match="prompt must be integer token ids"):
+        plain.generate(prompt.float(), 2)

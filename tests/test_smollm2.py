@@ -369,7 +369,9 @@ def test_cached_chunks_give_the_full_pass(ours, dev):
             logits, weights = model(chunk, cache=cache)
             pieces.append(logits)
     assert cache.length == ids.size(1)
-    torch.testing.assert_close(torch.cat(pieces, 1), full, atol=TOL, rtol=0)
+    # each chunk is a product of another shape, so another float32 summation order: on
+    # some CPUs past TOL (1.0e-4 measured), far inside float32's own error here (BATCH_TOL)
+    torch.testing.assert_close(torch.cat(pieces, 1), full, atol=BATCH_TOL, rtol=0)
     # the last chunk's weights are the last rows of the full pass
     torch.testing.assert_close(weights[3], full_w[3][:, :, 6:], atol=WEIGHT_TOL, rtol=0)
 

@@ -23,6 +23,20 @@ __all__ = [
 ]
 
 
+def _check_partner_batch(batch_size, num_pairs, vocab_size) -> None:
+    """``partner_batch``'s sizes: positive ints, and a vocabulary of whole pairs
+    with at least ``num_pairs`` of them."""
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("num_pairs", num_pairs)
+    check_positive_int("vocab_size", vocab_size)
+    if vocab_size % 2 or num_pairs > vocab_size // 2:
+        raise ValueError(
+            f"vocab_size ({vocab_size}) must be even and hold num_pairs "
+            f"({num_pairs}) distinct pairs (at most vocab_size // 2 = "
+            f"{vocab_size // 2})"
+        )
+
+
 # --8<-- [start:partner_batch]
 def partner_of(tokens: torch.Tensor) -> torch.Tensor:
     """The fixed pairing 0 <-> 1, 2 <-> 3, ...: flip the lowest bit."""
@@ -44,15 +58,7 @@ def partner_batch(
         somewhere else in the same sequence; and target ``(B, L)``: the
         position of the partner of the token at each position.
     """
-    check_positive_int("batch_size", batch_size)
-    check_positive_int("num_pairs", num_pairs)
-    check_positive_int("vocab_size", vocab_size)
-    if vocab_size % 2 or num_pairs > vocab_size // 2:
-        raise ValueError(
-            f"vocab_size ({vocab_size}) must be even and hold num_pairs "
-            f"({num_pairs}) distinct pairs (at most vocab_size // 2 = "
-            f"{vocab_size // 2})"
-        )
+    _check_partner_batch(batch_size, num_pairs, vocab_size)
     if generator is not None:
         device = generator.device
     B, L = batch_size, 2 * num_pairs

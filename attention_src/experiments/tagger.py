@@ -60,6 +60,15 @@ def previous_token_batch(
 # --8<-- [end:previous_token]
 
 
+def _check_positions(positions) -> None:
+    """``positions`` names one of the tagger's three kinds of positions."""
+    if positions not in ("sinusoidal", "learned", "none"):
+        raise ValueError(
+            'positions must be "sinusoidal", "learned" or "none", got '
+            f"{positions!r}"
+        )
+
+
 # --8<-- [start:tagger]
 class OneLayerTagger(nn.Module):
     """Ids ``(B, L)`` -> logits ``(B, L, V)``: one prediction per token.
@@ -89,17 +98,13 @@ class OneLayerTagger(nn.Module):
         check_positive_int("max_len", max_len)
         self.vocab_size, self.kind = vocab_size, positions
         self.embedding = nn.Embedding(vocab_size, d_model)
+        _check_positions(positions)
         if positions == "sinusoidal":
             self.positions = PositionalEncoding(d_model, max_len=max_len)
         elif positions == "learned":
             self.positions = LearnedPositionalEmbedding(d_model, max_len)
         elif positions == "none":
             self.positions = nn.Identity()
-        else:
-            raise ValueError(
-                'positions must be "sinusoidal", "learned" or "none", got '
-                f"{positions!r}"
-            )
         self.attn = MultiHeadAttention(d_model, num_heads)
         self.head = nn.Linear(d_model, vocab_size)
 

@@ -75,22 +75,30 @@ def unpermute_qk(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
     Returns:
         ``(num_heads * Dh, D)``, rows in the rotate-half order.
     """
-    check_tensor("weight", weight)
-    check_ndim("weight", weight, 2, "(heads * Dh, D)")
-    check_positive_int("num_heads", num_heads)
+    _check_qk_weight(weight, num_heads)
     rows, D = weight.shape
-    if rows % (2 * num_heads):
-        raise ValueError(
-            f"weight has {rows} rows, not a multiple of 2 * num_heads = "
-            f"{2 * num_heads} (weight {shape_str(weight.shape)}): each head "
-            "needs an even width"
-        )
     half = rows // num_heads // 2  # Dh / 2
     w = weight.reshape(num_heads, half, 2, D)  # rows of a head as pairs
     return w.transpose(1, 2).reshape(rows, D)  # (heads * Dh, D)
 
 
 # --8<-- [end:unpermute_qk]
+
+
+def _check_qk_weight(weight: torch.Tensor, num_heads: int) -> None:
+    """``unpermute_qk``'s inputs: a 2-D weight whose rows split into ``num_heads``
+    heads of an even width."""
+    check_tensor("weight", weight)
+    check_ndim("weight", weight, 2, "(heads * Dh, D)")
+    check_positive_int("num_heads", num_heads)
+    rows = weight.size(0)
+    if rows % (2 * num_heads):
+        raise ValueError(
+            f"weight has {rows} rows, not a multiple of 2 * num_heads = "
+            f"{2 * num_heads} (weight {shape_str(weight.shape)}): each head "
+            "needs an even width"
+        )
+
 
 Q4_1_BLOCK_BYTES = 20  # ggml's block_q4_1: 2 + 2 + 16 bytes for 32 weights
 
@@ -165,11 +173,7 @@ def decode_q4_1(block: bytes) -> dict:
         ``{"scale", "min", "codes", "weights"}``: two floats, then ``(32,)``
         int64 codes in ``0..15`` and ``(32,)`` float32 weights.
     """
-    if not isinstance(block, bytes | bytearray) or len(block) != Q4_1_BLOCK_BYTES:
-        raise ValueError(
-            f"block must be {Q4_1_BLOCK_BYTES} bytes, got "
-            f"{len(block) if isinstance(block, bytes | bytearray) else block!r}"
-        )
+    _check_q4_1_block(block)
     raw = torch.frombuffer(bytearray(block), dtype=torch.uint8)  # (20,)
     d, m = raw[:4].view(torch.float16).float()  # scale and minimum
     packed = raw[4:].long()  # (16,): two codes per byte
@@ -179,6 +183,16 @@ def decode_q4_1(block: bytes) -> dict:
 
 
 # --8<-- [end:decode_q4_1]
+
+
+def _check_q4_1_block(block) -> None:
+    """``decode_q4_1``'s input: the bytes of exactly one Q4_1 block."""
+    if not isinstance(block, bytes | bytearray) or len(block) != Q4_1_BLOCK_BYTES:
+        raise ValueError(
+            f"block must be {Q4_1_BLOCK_BYTES} bytes, got "
+            f"{len(block) if isinstance(block, bytes | bytearray) else block!r}"
+        )
+
 
 # GGUF tensor names -> ours (and Llama's in transformers, less the "model.")
 _NAMES = {

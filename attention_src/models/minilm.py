@@ -246,17 +246,23 @@ class MiniLM(nn.Module):
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """``(B, L, D), (B, L) bool -> (B, D)``: the average over real tokens,
     divided by its length (L2 norm 1)."""
-    if hidden.shape[:2] != attention_mask.shape:
-        raise ValueError(
-            f"hidden {shape_str(hidden.shape)} and attention_mask "
-            f"{shape_str(attention_mask.shape)} must agree on (B, L)"
-        )
+    _check_pool_inputs(hidden, attention_mask)
     keep = attention_mask[..., None].to(hidden.dtype)  # (B, L, 1)
     mean = (hidden * keep).sum(1) / keep.sum(1).clamp(min=1)  # (B, D)
     return nn.functional.normalize(mean, dim=-1)  # (B, D)
 
 
 # --8<-- [end:mean_pool]
+
+
+def _check_pool_inputs(hidden: torch.Tensor, attention_mask: torch.Tensor) -> None:
+    """``mean_pool``'s inputs: ``hidden`` and ``attention_mask`` agree on
+    ``(B, L)``."""
+    if hidden.shape[:2] != attention_mask.shape:
+        raise ValueError(
+            f"hidden {shape_str(hidden.shape)} and attention_mask "
+            f"{shape_str(attention_mask.shape)} must agree on (B, L)"
+        )
 
 
 class MiniLMTokenizer:

@@ -38,6 +38,7 @@ VIEWPORT = {"width": 1280, "height": 900}
 TIMEOUT_MS = 30_000  # a heavy page (the reference) on a busy two-core machine
 BATCH = 8  # pages open at once
 CHAPTER = "chapters/scaled-dot-product-attention/"
+FOLDED_PAGE = "chapters/soft-lookup/"  # folded "Going further" blocks with code
 SKIP_DIRS = {"assets", "search"}  # theme assets and the search index, not pages
 
 # Notes when the DOM last changed (Material adds copy buttons, KaTeX typesets formulas) ...
@@ -314,7 +315,10 @@ LAYOUT_JS = r"""(sel) => {
     s = (s || '').replace(/\s+/g, ' ').trim();
     return s.length > n ? s.slice(0, n) + '…' : s;
   };
-  for (const d of document.querySelectorAll('.md-content details')) d.open = true;
+  for (const d of document.querySelectorAll('.md-content details')) {
+    if (!d.open) d.dataset.closedOnLoad = '';  // for the copy check of folded blocks
+    d.open = true;
+  }
   const style = document.createElement('style');
   style.textContent = '.md-typeset .tabbed-content > .tabbed-block { display: block !important; }';
   document.head.append(style);
@@ -510,7 +514,8 @@ COPY_TARGETS_JS = r"""(sel) => {
   for (const block of blocks) {
     const button = block.querySelector(sel.button);
     if (button) button.dataset.copyTest = String(out.length);
-    out.push({kind: 'python', button: !!button, shown: visible(block.querySelector('code'))});
+    out.push({kind: 'python', button: !!button, shown: visible(block.querySelector('code')),
+              folded: !!block.closest('details[data-closed-on-load]')});
   }
   for (const button of document.querySelectorAll('.md-content clipboard-copy')) {
     const cell = button.closest('.jp-InputArea, .jp-Cell');
@@ -555,12 +560,38 @@ def _first_difference(a: str, b: str) -> str:
     return f"copied {len(la)} lines, extracted {len(lb)}"
 
 
+# Closes again the <details> that were closed when the page loaded (LAYOUT_JS opened them), and
+# says for each numbered copy button whether a reader can see it (and so press it) now.
+CLOSE_FOLDS_JS = """(count) => {
+  for (const d of document.querySelectorAll('.md-content details[data-closed-on-load]')) {
+    d.open = false;
+  }
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const button = document.querySelector(`[data-copy-test="${i}"]`);
+    out.push(!!button && button.checkVisibility({visibilityProperty: true}));
+  }
+  return out;
+}"""
+
+
 def _copy_report(page) -> list[dict]:
-    """What each copy button of the page copies (:data:`COPY_TARGETS_JS`, :data:`COPY_ALL_JS`)."""
+    """What each copy button of the page copies (:data:`COPY_TARGETS_JS`, :data:`COPY_ALL_JS`),
+    with every folded block open (as LAYOUT_JS left them, as a reader opens one to copy it);
+    for a block folded on load (``??? note "Going further"``, a solution), whether its button
+    can be seen with the block closed (``visible_closed``) and what it copies then
+    (``copied_closed``)."""
     copies = page.evaluate(COPY_TARGETS_JS, PAGE_BLOCKS)
     copied = page.evaluate(COPY_ALL_JS, len(copies))
     for block, text in zip(copies, copied, strict=True):
         block["copied"] = text if block["button"] else None
+    if any(block.get("folded") for block in copies):
+        visible = page.evaluate(CLOSE_FOLDS_JS, len(copies))
+        closed = page.evaluate(COPY_ALL_JS, len(copies))
+        for block, seen, text in zip(copies, visible, closed, strict=True):
+            if block.get("folded"):
+                block["visible_closed"] = seen
+                block["copied_closed"] = text if block["button"] else None
     return copies
 
 
@@ -694,7 +725,9 @@ def test_copy_buttons_copy_what_the_build_ran(page_reports, built_site):
     """Each copy button, clicked, copies exactly the text the build ran as the page's program
     (``site_tools/program.py``, written to ``_copies``), compared by hash, block by block in
     page order; the blocks are counted in the built HTML by a parse of its own (BeautifulSoup),
-    not the build's; no copy is empty, and each holds the lines its block shows, in order."""
+    not the build's; no copy is empty, and each holds the lines its block shows, in order. A block
+    folded on load is copied open, as a reader opens it to copy; closed, its button is hidden, or
+    copies the same text."""
     found: dict[str, list[str]] = {}
     for rel, report in page_reports.items():
         problems = found.setdefault(rel, _unchecked(report))
@@ -732,17 +765,28 @@ def test_copy_buttons_copy_what_the_build_ran(page_reports, built_site):
             )
             if missing is not None:
                 problems.append(f"{where}: the copy lacks the shown line {missing!r} (in order)")
+            closed = (got.get("copied_closed") or "").rstrip()
+            if got.get("folded") and got.get("visible_closed") and closed != copied:
+                problems.append(
+                    f"{where}, folded: its button can be pressed with the block closed, and "
+                    "copies another text then: " + _first_difference(closed, copied)
+                )
     blocks = sum(len(r["copies"] or ()) for r in page_reports.values())
     assert blocks > 0, "no copy button found on any page: the block discovery is broken"
+    folded = sum(1 for r in page_reports.values() for b in (r["copies"] or ()) if b.get("folded"))
+    assert folded > 0, "no folded block found on any page: the fold discovery is broken"
     _fail_per_page(found, "copy buttons that do not copy what the build ran", len(found))
 
 
 def test_recorded_copy_is_what_the_clipboard_gets(browser, site_url, built_site):
     """The record of COPY_INIT_JS is what lands on the real clipboard, for a real mouse click on a
-    listing's copy button (Material) and on a notebook cell's (mkdocs-jupyter)."""
+    listing's copy button (Material), on a notebook cell's (mkdocs-jupyter), and on the button of
+    a folded "Going further" block after a click has opened it, as a reader does."""
+    folded = f"details.note:has(div.language-python) div.language-python :is({COPY_BUTTON})"
     cases = [
-        ("chapters/masks/", f"div.language-python.highlight.listing :is({COPY_BUTTON})"),
-        ("labs/scaled-dot-product-lab/", ".md-content clipboard-copy"),
+        ("chapters/masks/", None, f"div.language-python.highlight.listing :is({COPY_BUTTON})"),
+        ("labs/scaled-dot-product-lab/", None, ".md-content clipboard-copy"),
+        (FOLDED_PAGE, "details.note:has(div.language-python) > summary", folded),
     ]
     problems: list[str] = []
     context = _new_context(
@@ -752,11 +796,14 @@ def test_recorded_copy_is_what_the_clipboard_gets(browser, site_url, built_site)
     results = []
     try:
         page = context.new_page()
-        for rel, selector in cases:
+        for rel, opener, selector in cases:
             page.goto(site_url + rel)
             _settle(page)
             page.evaluate("navigator.clipboard.writeText('')")
             page.evaluate("window.__copies = []")
+            if opener:  # a folded block: closed on load, opened by a click on its summary
+                assert not page.locator(selector).first.is_visible(), f"/{rel}: not folded"
+                page.locator(opener).first.click()
             page.locator(selector).first.click()
             page.wait_for_function("window.__copies.length > 0")
             page.wait_for_function("async () => (await navigator.clipboard.readText()) !== ''")
