@@ -272,7 +272,7 @@ def test_bad_arguments_raise_clear_errors():
 
 
 def _anchors(page: Path) -> set[str]:
-    """Ids of a page: explicit { #id } on a heading or alone after a paragraph, else the heading's toc slug."""
+    """Ids of a page: { #id } on a heading or alone after a paragraph, else a heading's slug."""
     anchors, in_code = set(), False
     for line in page.read_text(encoding="utf-8").splitlines():
         if line.strip().startswith("```"):
