@@ -16,7 +16,7 @@ PAGES = [ROOT / e / "chapters" / "check-your-attention.md" for e in ("docs", "do
 
 def test_each_example_is_its_zoo_case():
     shipped = sorted(EXAMPLES.glob("*.py.txt"))
-    assert len(shipped) == 4, shipped
+    assert len(shipped) == 5, shipped
     for path in shipped:
         case = ZOO / path.name.removesuffix(".txt")
         assert path.read_bytes() == case.read_bytes(), f"{path.name} differs from {case}"

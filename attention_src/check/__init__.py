@@ -23,16 +23,24 @@ The report is in English, or in Chinese with ``--lang zh`` or
 ``ATTENTION_CHECK_LANG=zh`` (``lang="zh"`` for the functions), never by the
 locale; the ids, the ``FINDING <id>:`` lines' prefix, the JSON keys and the
 exit status are the same in both (see ``lang``).
+
+The package: a small core that every check uses — ``running`` (calling the
+reader's code: quiet, seeded, time-limited, its torch calls recorded),
+``loader`` (finding the target, checking options and signatures),
+``findings`` (the finding kinds and the report) and ``lang`` (with ``zh``, the
+Chinese texts) — and one sub-package per mode: ``function`` (a function
+against the reference and known wrong variants), ``module`` (a module by
+properties and gradients) and ``decoder`` (RoPE, grouped-query attention and
+cached decoding); ``cli`` is the command line. Each module's ``__all__`` is
+what it shares with the others; what a reader imports is listed below.
 """
 
 from .cli import main
-from .decode import check_decode
+from .decoder import check_decode, check_gqa, check_rope
 from .findings import FINDINGS, SITE_URL, Finding, Kind, Report
 from .function import check_function
-from .gqa import check_gqa
 from .loader import UsageError, load_target
 from .module import check_module
-from .rope import check_rope
 
 __all__ = [
     "check_function",

@@ -13,15 +13,13 @@ import sys
 import unicodedata
 
 from . import zh
-from .decode import check_decode
+from .decoder import check_decode, check_gqa, check_rope
 from .findings import FINDINGS
 from .function import check_function
-from .gqa import check_gqa
 from .lang import LANGS, current, language, tr, use
 from .loader import UsageError, load_target
 from .module import check_module
-from .rope import check_rope
-from .running import _describe_error, _Timeout
+from .running import Timeout, describe_error
 
 __all__ = ["main"]
 
@@ -255,7 +253,7 @@ def _main(args) -> int:
                 call_limit=args.call_limit,
                 lang=args.lang,
             )
-    except (UsageError, _Timeout) as error:  # _Timeout: past --call-limit
+    except (UsageError, Timeout) as error:  # Timeout: past --call-limit
         print(tr("error: {error}", error=error), file=sys.stderr)
         return 2
     except Exception as error:  # a case the checker did not foresee: one line
@@ -263,7 +261,7 @@ def _main(args) -> int:
             tr(
                 "error: the checker could not check {target}: {error}",
                 target=args.target,
-                error=_describe_error(error),
+                error=describe_error(error),
             ),
             file=sys.stderr,
         )

@@ -13,14 +13,27 @@ import torch
 from torch import nn
 
 from .lang import UsageError, tr
-from .running import _guarded, _Timeout
+from .running import Timeout, guarded
 
-__all__ = ["UsageError", "load_target"]
+# UsageError and load_target are public (attention_src.check); the rest are the
+# options and signature checks that every check shares
+__all__ = [
+    "UsageError",
+    "load_target",
+    "CONVENTIONS",
+    "check_options",
+    "blocked_under_auto",
+    "signature",
+    "binds",
+    "accepts_is_causal",
+    "check_function_signature",
+    "check_module_signature",
+]
 
 CONVENTIONS = ("allow", "block", "auto")
 
 
-def _check_options(mask_convention, device) -> torch.device:
+def check_options(mask_convention, device) -> torch.device:
     """Validate the options shared by both checks; return the device."""
     if mask_convention not in CONVENTIONS:
         raise UsageError(
@@ -43,14 +56,26 @@ def _check_options(mask_convention, device) -> torch.device:
     return device
 
 
-def _signature(obj):
+def blocked_under_auto() -> str:
+    """The note of a check under ``--mask-convention auto`` that read the
+    masks as True = blocked because that is how the code reads them: said so,
+    with the flag that makes it a finding where the code means the other."""
+    return tr(
+        "an inverted mask is taken as the other convention under auto: your "
+        "code reads True as blocked, the opposite of "
+        "F.scaled_dot_product_attention; if it means True = may attend, "
+        "--mask-convention allow reports it as mask-inverted"
+    )
+
+
+def signature(obj):
     try:
         return inspect.signature(obj)
     except (TypeError, ValueError):
         return None  # a builtin without a signature: let the call decide
 
 
-def _binds(sig, *args, **kwargs) -> bool:
+def binds(sig, *args, **kwargs) -> bool:
     try:
         sig.bind(*args, **kwargs)
     except TypeError:
@@ -58,12 +83,12 @@ def _binds(sig, *args, **kwargs) -> bool:
     return True
 
 
-def _accepts_is_causal(fn) -> bool:
-    sig = _signature(fn)
+def accepts_is_causal(fn) -> bool:
+    sig = signature(fn)
     return sig is not None and "is_causal" in sig.parameters
 
 
-def _check_function_signature(fn) -> None:
+def check_function_signature(fn) -> None:
     """``fn`` must accept ``(q, k, v)`` and ``(q, k, v, mask)``."""
     if inspect.isclass(fn):
         raise UsageError(
@@ -72,8 +97,8 @@ def _check_function_signature(fn) -> None:
                 name=fn.__name__,
             )
         )
-    sig = _signature(fn)
-    if sig is not None and not (_binds(sig, 1, 2, 3) and _binds(sig, 1, 2, 3, 4)):
+    sig = signature(fn)
+    if sig is not None and not (binds(sig, 1, 2, 3) and binds(sig, 1, 2, 3, 4)):
         name = getattr(fn, "__name__", "the function")
         raise UsageError(
             tr(
@@ -84,7 +109,7 @@ def _check_function_signature(fn) -> None:
         )
 
 
-def _check_module_signature(factory, d_model: int, num_heads: int) -> None:
+def check_module_signature(factory, d_model: int, num_heads: int) -> None:
     """``factory(d_model, num_heads)`` must be callable that way: an
     ``nn.Module`` class, or a function that builds one."""
     name = getattr(factory, "__name__", repr(factory))
@@ -96,8 +121,8 @@ def _check_module_signature(factory, d_model: int, num_heads: int) -> None:
                 name=name,
             )
         )
-    sig = _signature(factory)
-    if sig is not None and not _binds(sig, d_model, num_heads):
+    sig = signature(factory)
+    if sig is not None and not binds(sig, d_model, num_heads):
         if not inspect.isclass(factory):
             raise UsageError(
                 tr(
@@ -150,9 +175,9 @@ def load_target(spec: str):
     sys.path.insert(0, folder)  # so that the file can import its neighbours
     sys.modules[module_name] = module
     try:
-        with _guarded(tr("importing {path}", path=path_text)):
+        with guarded(tr("importing {path}", path=path_text)):
             loader_spec.loader.exec_module(module)
-    except _Timeout as error:
+    except Timeout as error:
         sys.modules.pop(module_name, None)
         message = tr(
             "could not import {path}: {error}", path=path_text, error=error

@@ -16,7 +16,17 @@ from torch.overrides import TorchFunctionMode
 
 from .lang import tr
 
-__all__ = []  # internal: see attention_src.check
+__all__ = [  # the checker's own interface; its public one is attention_src.check's
+    "CALL_LIMIT_S",
+    "OUTPUT",
+    "Event",
+    "Recorder",
+    "Timeout",
+    "guarded",
+    "call_quietly",
+    "describe_error",
+    "devices",
+]
 
 _DROPOUTS = {
     "dropout",
@@ -30,7 +40,7 @@ _DROPOUTS = {
 
 
 @dataclass
-class _Event:
+class Event:
     """One torch call made by the reader's code."""
 
     name: str
@@ -39,7 +49,7 @@ class _Event:
     out: object
 
 
-class _Recorder(TorchFunctionMode):
+class Recorder(TorchFunctionMode):
     """Records every torch function and tensor method called inside it, and
     can turn dropout into the identity (``neutralize=True``), so that the
     other checks still run on code that leaves dropout on in ``eval()``."""
@@ -47,7 +57,7 @@ class _Recorder(TorchFunctionMode):
     def __init__(self, *, record: bool = True, neutralize: bool = False):
         super().__init__()
         self.record, self.neutralize = record, neutralize
-        self.events: list[_Event] = []
+        self.events: list[Event] = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -61,14 +71,14 @@ class _Recorder(TorchFunctionMode):
             kwargs["dropout_p"] = 0.0
         out = func(*args, **kwargs)
         if self.record:
-            self.events.append(_Event(name, tuple(args), kwargs, out))
+            self.events.append(Event(name, tuple(args), kwargs, out))
         return out
 
 
 CALL_LIMIT_S = 10.0  # seconds one call of the reader's code may take
 
 
-class _Timeout(BaseException):
+class Timeout(BaseException):
     """A call of the reader's code ran past its time limit. A
     ``BaseException``, so that an ``except Exception`` in that code cannot
     swallow it and loop on."""
@@ -90,15 +100,15 @@ class _Output(io.TextIOBase):
         return len(text)
 
 
-_OUTPUT = _Output()
+OUTPUT = _Output()
 
 
 @contextlib.contextmanager
-def _guarded(what: str, limit: float | None = None):
-    """Run the reader's code: its prints go to ``_OUTPUT``, and past
+def guarded(what: str, limit: float | None = None):
+    """Run the reader's code: its prints go to ``OUTPUT``, and past
     ``limit`` seconds (default ``CALL_LIMIT_S``) it is interrupted with
-    ``_Timeout("WHAT did not return within N s")``. The limit needs the
-    main thread (a signal); elsewhere ``_call_quietly`` runs the reader's
+    ``Timeout("WHAT did not return within N s")``. The limit needs the
+    main thread (a signal); elsewhere ``call_quietly`` runs the reader's
     call in a worker thread and stops waiting for it instead, and an import
     or a constructor runs without a limit."""
     limit = CALL_LIMIT_S if limit is None else limit
@@ -110,14 +120,14 @@ def _guarded(what: str, limit: float | None = None):
     )
 
     def expire(signum, frame):
-        raise _Timeout(message)
+        raise Timeout(message)
 
     previous = signal.signal(signal.SIGALRM, expire) if timed else None
     if timed:
         signal.setitimer(signal.ITIMER_REAL, limit)
-    quiet = contextlib.redirect_stdout(_OUTPUT)
+    quiet = contextlib.redirect_stdout(OUTPUT)
     try:
-        with quiet, contextlib.redirect_stderr(_OUTPUT):
+        with quiet, contextlib.redirect_stderr(OUTPUT):
             yield
     finally:
         if timed:
@@ -126,27 +136,27 @@ def _guarded(what: str, limit: float | None = None):
                 signal.signal(signal.SIGALRM, previous)
 
 
-def _describe_error(error: BaseException) -> str:
+def describe_error(error: BaseException) -> str:
     """``'RuntimeError: first line of the message'``, at most 160 chars."""
     lines = str(error).strip().splitlines()
     text = f"{type(error).__name__}: {lines[0] if lines else ''}".strip()
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _devices() -> list[int]:
+def devices() -> list[int]:
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         return list(range(torch.cuda.device_count()))
     return []
 
 
-def _call_quietly(
+def call_quietly(
     fn,
     args,
     kwargs=None,
     *,
     seed: int = 0,
     neutralize: bool = False,
-    recorder: _Recorder | None = None,
+    recorder: Recorder | None = None,
     what: str | None = None,
     limit: float | None = None,
 ):
@@ -154,11 +164,11 @@ def _call_quietly(
 
     The global random state is seeded with ``seed`` for the call and restored
     afterwards; warnings from the reader's code are silenced, what it prints
-    is captured. Past the time limit it raises ``_Timeout`` naming ``what``.
+    is captured. Past the time limit it raises ``Timeout`` naming ``what``.
     """
-    mode = recorder or _Recorder(record=False, neutralize=neutralize)
+    mode = recorder or Recorder(record=False, neutralize=neutralize)
     what = tr("the call") if what is None else what
-    with torch.random.fork_rng(devices=_devices()), warnings.catch_warnings():
+    with torch.random.fork_rng(devices=devices()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.manual_seed(seed)
         limit = CALL_LIMIT_S if limit is None else limit
@@ -170,18 +180,18 @@ def _call_quietly(
         try:
             main = threading.current_thread() is threading.main_thread()
             if limit > 0 and not main:
-                with _guarded(what, 0):  # quiet; the limit is the worker's join
+                with guarded(what, 0):  # quiet; the limit is the worker's join
                     return _in_worker(body, what, limit), None
-            with _guarded(what, limit):
+            with guarded(what, limit):
                 return body(), None
         except Exception as error:  # the reader's code may raise anything
-            return None, _describe_error(error)
+            return None, describe_error(error)
 
 
 def _in_worker(body, what: str, limit: float):
     """``body()`` in a daemon thread, waited for ``limit`` seconds: outside the
     main thread there is no SIGALRM, so a call that runs past the limit is
-    left running in its thread and ``_Timeout`` is raised here."""
+    left running in its thread and ``Timeout`` is raised here."""
     box = {}
 
     def target():
@@ -194,7 +204,7 @@ def _in_worker(body, what: str, limit: float):
     worker.start()
     worker.join(limit)
     if worker.is_alive():
-        raise _Timeout(
+        raise Timeout(
             tr(
                 "{what} did not return within {limit:g} s "
                 "(the time limit per call)",

@@ -1,12 +1,14 @@
 """A sliding window of 4 done right in the mask and the cache, but the position of a new
 token is read from the length of the cache, which stops at 4 once it is trimmed: every
-token after the window gets position 4."""
+token after the window gets position 4. Each step reads the tokens the window lets it (the
+window holds); what is wrong is the positions, so it is decode-position-offset (it was
+decode-window, named by the step where it first showed, W + 1)."""
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-EXPECTED = {"decode-window"}
+EXPECTED = {"decode-position-offset"}
 OPTIONS = {"window": 4}
 WINDOW = 4
 

@@ -28,7 +28,13 @@ from site_tools.program import copies, page_program
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "chapters/check-your-attention.md"
 SESSION = "check-decoder"  # the blocks that read the example models, and what they use
-EXAMPLES = ("d_ok_lists", "d_ok_transformers", "d_ok_preallocated", "d_window_one_query")
+EXAMPLES = (
+    "d_ok_lists",
+    "d_ok_transformers",
+    "d_ok_preallocated",
+    "d_window_one_query",
+    "d_attend_before_append_lists",
+)
 
 
 @pytest.fixture(scope="module")

@@ -25,54 +25,24 @@ from collections.abc import Callable
 
 import torch
 
-from ..checks import shape_str
-from ..rope import rope_angles, rotate_half
-from .findings import Finding, Report
-from .lang import tr, use
-from .loader import UsageError, _binds, _check_options, _signature
-from .running import _call_quietly, _Timeout
+from ...checks import shape_str
+from ..findings import Finding, Report
+from ..lang import tr, use
+from ..loader import UsageError, binds, check_options, signature
+from ..running import Timeout, call_quietly
+from .rotation import (
+    TOL,
+    angles_of,
+    explain_angles,
+    fit_base,
+    layout_of,
+    reference_rope,
+)
 
-__all__ = ["check_rope"]
+__all__ = ["check_rope", "PAIRINGS"]
 
 DH, L = 16, 7
 POSITIONS = (3, 1, 0, 9, 40, 2, 17)  # not 0 .. L-1; position 1 is at row 1 only
-TOL = 1e-3  # radians, and for the outputs
-
-
-def _reference_rope(x, positions, *, base=10000.0, layout="half"):
-    """RoPE of ``x`` ``(..., L, Dh)`` at integer ``positions`` ``(L,)``, in
-    either layout: ``"half"`` pairs ``(i, i + Dh/2)``, ``"interleaved"``
-    pairs ``(2i, 2i + 1)``; both turn pair ``i`` by ``p * base**(-2i/Dh)``."""
-    cos, sin = rope_angles(positions, x.size(-1), base, dtype=x.dtype)
-    if layout == "half":
-        return x * cos + rotate_half(x) * sin
-    order = _interleave_order(x.size(-1), x.device)  # feature -> its half slot
-    y = x[..., order]  # interleaved pairs moved to (i, i + Dh/2)
-    y = y * cos + rotate_half(y) * sin
-    return y[..., torch.argsort(order)]
-
-
-def _interleave_order(dh: int, device) -> torch.Tensor:
-    return torch.cat([torch.arange(0, dh, 2), torch.arange(1, dh, 2)]).to(device)
-
-
-def _partners(dh: int, layout: str) -> list[int]:
-    if layout == "half":
-        return [(j + dh // 2) % dh for j in range(dh)]
-    return [j ^ 1 for j in range(dh)]
-
-
-def _pair_index(dh: int, layout: str) -> list[int]:
-    """The frequency index of each feature under ``layout``'s angles."""
-    return [j % (dh // 2) if layout == "half" else j // 2 for j in range(dh)]
-
-
-def _lower(j: int, dh: int, layout: str) -> bool:
-    return j < dh // 2 if layout == "half" else j % 2 == 0
-
-
-def _wrap(a: torch.Tensor) -> torch.Tensor:
-    return torch.remainder(a + math.pi, 2 * math.pi) - math.pi
 
 
 def _fmt(b: float) -> str:
@@ -85,7 +55,7 @@ def _fmt(b: float) -> str:
 def _call(fn, x, positions, limit=None):
     """``(output, None)`` or ``(None, 'what went wrong')``."""
     what = f"rope(x {shape_str(x.shape)}, positions)"
-    out, error = _call_quietly(
+    out, error = call_quietly(
         fn, [x.clone(), positions.clone()], what=what, limit=limit
     )
     if error is not None:
@@ -111,63 +81,6 @@ def _call(fn, x, positions, limit=None):
             x_device=x.device,
         )
     return out.detach(), None
-
-
-def _layout_of(mats: torch.Tensor) -> str | None:
-    """The pairing that the matrices ``(L, Dh, Dh)`` show, or None."""
-    dh = mats.size(-1)
-    off = mats.abs().sum(0)  # (Dh, Dh): out feature x in feature
-    off.fill_diagonal_(0)
-    if off.max() < TOL:
-        return None
-    for layout in ("half", "interleaved"):
-        partner = _partners(dh, layout)
-        outside = off.clone()
-        outside[range(dh), partner] = 0
-        if outside.max() < TOL:
-            return layout
-    return None
-
-
-def _angles(mats: torch.Tensor, layout: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(L, Dh)`` twice: the angle each output feature turns by at each row,
-    and ``cos² + sin²`` of it (1 for a rotation)."""
-    dh = mats.size(-1)
-    partner = _partners(dh, layout)
-    j = list(range(dh))
-    c = mats[:, j, j]
-    s = mats[:, j, partner] * torch.tensor(
-        [-1.0 if _lower(i, dh, layout) else 1.0 for i in j], device=mats.device
-    )
-    return torch.atan2(s, c), c * c + s * s
-
-
-def _explain_angles(angles, positions, dh):
-    """(angle layout, frequencies (Dh/2,), positions used) or None."""
-    given = positions.to(angles.dtype)
-    ignored = torch.arange(len(positions), dtype=angles.dtype, device=angles.device)
-    for used, pos in (("given", given), ("ignored", ignored)):
-        row = int((pos == 1).nonzero()[0])  # the row at position 1
-        for layout in ("half", "interleaved"):
-            index = torch.tensor(_pair_index(dh, layout), device=angles.device)
-            freq = torch.zeros(dh // 2, dtype=angles.dtype, device=angles.device)
-            freq[index] = angles[row]  # the last writer wins; checked below
-            predicted = pos[:, None] * freq[index]  # (L, Dh)
-            if _wrap(predicted - angles).abs().max() < TOL:
-                return layout, freq, used
-    return None
-
-
-def _fit_base(freq: torch.Tensor, dh: int) -> float | None:
-    """``b`` with ``freq[i] == b ** (-2i / Dh)`` for every ``i``, or None."""
-    if abs(float(freq[0]) - 1) > TOL or (freq[1:] <= 0).any():
-        return None
-    i = torch.arange(1, dh // 2, dtype=freq.dtype, device=freq.device)
-    log_b = float((-freq[1:].log() * dh / (2 * i)).mean())
-    fitted = torch.exp(-2 * torch.arange(dh // 2, device=freq.device) / dh * log_b)
-    if (fitted - freq).abs().max() > TOL:
-        return None
-    return math.exp(log_b)
 
 
 def check_rope(
@@ -205,16 +118,16 @@ def check_rope(
 
 
 def _check_rope(fn, base, device, name, call_limit) -> Report:
-    device = _check_options("auto", device)
+    device = check_options("auto", device)
     if not callable(fn):
         raise TypeError(
             tr("fn must be callable, got {type}", type=type(fn).__name__)
         )
     if isinstance(base, bool) or not isinstance(base, (int, float)) or base <= 1:
         raise UsageError(tr("base must be a number > 1, got {base!r}", base=base))
-    sig = _signature(fn)
+    sig = signature(fn)
     label = name or getattr(fn, "__name__", "rope")
-    if sig is not None and not _binds(sig, 1, 2):
+    if sig is not None and not binds(sig, 1, 2):
         raise UsageError(
             tr(
                 "{label}{sig} cannot be called as {label}(x, positions)",
@@ -242,7 +155,7 @@ def _check_rope(fn, base, device, name, call_limit) -> Report:
     try:
         rows, error = _call(fn, basis.contiguous(), positions, call_limit)
         out, error2 = _call(fn, x, positions, call_limit)
-    except _Timeout as timeout:
+    except Timeout as timeout:
         raise UsageError(str(timeout)) from None
     report = Report(label, [], None, checks)
     if error or error2:
@@ -255,7 +168,7 @@ def _check_rope(fn, base, device, name, call_limit) -> Report:
         return report
     pairs, angle_layout, freq, used, fitted = found
     if angle_layout == pairs:  # a true rotation: check it reproduces x
-        expected = _reference_rope(
+        expected = reference_rope(
             x, positions if used == "given" else torch.arange(L, device=device),
             base=fitted or base, layout=pairs,
         )  # fmt: skip
@@ -272,7 +185,7 @@ def _check_rope(fn, base, device, name, call_limit) -> Report:
                 )
             )
             return report
-    report.notes.append(tr("pairs found: {layout}", layout=tr(_LAYOUTS[pairs])))
+    report.notes.append(tr("pairs found: {layout}", layout=tr(PAIRINGS[pairs])))
     report.findings += _findings(pairs, angle_layout, freq, used, fitted, base)
     report.decided_by = tr(
         "the rotation {label} applies at each of {L} positions, read from its "
@@ -284,7 +197,7 @@ def _check_rope(fn, base, device, name, call_limit) -> Report:
     return report
 
 
-_LAYOUTS = {
+PAIRINGS = {
     "half": "(i, i + Dh/2), rotate-half (GPT-NeoX, transformers' Llama)",
     "interleaved": "(2i, 2i + 1), interleaved (RoFormer, Meta's Llama)",
 }
@@ -298,7 +211,7 @@ def _matches(a, b) -> bool:
 
 
 def _diagnose(mats, positions, base, dh):
-    pairs = _layout_of(mats)
+    pairs = layout_of(mats)
     if pairs is None:
         return Finding(
             "unexplained",
@@ -307,7 +220,7 @@ def _diagnose(mats, positions, base, dh):
                 "or (2i, 2i + 1) of x"
             ),
         )
-    angles, norms = _angles(mats, pairs)
+    angles, norms = angles_of(mats, pairs)
     if (norms - 1).abs().max() > 10 * TOL:
         return Finding(
             "unexplained",
@@ -317,7 +230,7 @@ def _diagnose(mats, positions, base, dh):
                 pairs=pairs,
             ),
         )
-    explained = _explain_angles(angles, positions, dh)
+    explained = explain_angles(angles, positions, dh)
     if explained is None:
         return Finding(
             "unexplained",
@@ -327,7 +240,7 @@ def _diagnose(mats, positions, base, dh):
             ),
         )
     angle_layout, freq, used = explained
-    return pairs, angle_layout, freq, used, _fit_base(freq, dh)
+    return pairs, angle_layout, freq, used, fit_base(freq, dh)
 
 
 def _findings(pairs, angle_layout, freq, used, fitted, base) -> list[Finding]:

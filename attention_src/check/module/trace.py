@@ -1,6 +1,7 @@
-"""Where a module computes attention: the "sites" in a recorded forward pass.
+"""Where a module computes attention, traced in a recorded forward pass (every
+torch call it made, see ``running.Recorder``).
 
-A site is one softmax over scores (or one call of
+Each attention computation is one softmax over scores (or one call of
 ``F.scaled_dot_product_attention``). For each, this module finds the product
 that made the scores, the factor the scores were multiplied by on the way to
 the softmax, the operands that hold the queries and the keys (and the axis
@@ -16,9 +17,13 @@ from dataclasses import dataclass
 
 import torch
 
-from .running import _Event
+from ..running import Event
 
-__all__ = []  # internal: see attention_src.check
+__all__ = [
+    "VIEWS", "MULTIPLY", "DIVIDE", "PASS", "PRODUCTS", "TracedAttention", "tensors",
+    "walk_back", "product_parts", "output_of", "manual_softmax", "find_attention",
+    "projections",
+]  # fmt: skip
 
 VIEWS = {
     "transpose", "transpose_", "permute", "view", "reshape", "contiguous",
@@ -38,7 +43,7 @@ PRODUCTS = {"matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "einsum"}
 
 
 @dataclass
-class _Site:
+class TracedAttention:
     """One attention computation found in a forward pass."""
 
     kind: str  # "softmax" or "sdpa"
@@ -58,7 +63,7 @@ class _Site:
     after: int = 0  # where to look for the product with the values
 
 
-def _tensors(value):
+def tensors(value):
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (tuple, list)):
@@ -66,9 +71,9 @@ def _tensors(value):
     return []
 
 
-def _producer(events: list[_Event], t, before: int) -> int | None:
+def _producer(events: list[Event], t, before: int) -> int | None:
     for j in range(before - 1, -1, -1):
-        if any(o is t for o in _tensors(events[j].out)):
+        if any(o is t for o in tensors(events[j].out)):
             return j
     return None
 
@@ -83,7 +88,7 @@ def _scalar(value) -> float | None:
     return None
 
 
-def _scaling(ev: _Event):
+def _scaling(ev: Event):
     """``(tensor, factor)`` if the event multiplies or divides one tensor by
     a number, else ``None``."""
     if len(ev.args) < 2:
@@ -103,7 +108,7 @@ def _scaling(ev: _Event):
     return None
 
 
-def _walk_back(events, t, before, *, through_masks: bool, depth: int = 0):
+def walk_back(events, t, before, *, through_masks: bool, depth: int = 0):
     """Follow ``t`` back through views and scalar factors: ``(factor,
     index of the product event or None)``."""
     factor = 1.0
@@ -123,9 +128,9 @@ def _walk_back(events, t, before, *, through_masks: bool, depth: int = 0):
             t = ev.args[0]
         elif through_masks and ev.name in PASS:
             size = t.numel()
-            for arg in _tensors(list(ev.args)):
+            for arg in tensors(list(ev.args)):
                 if arg.is_floating_point() and arg.numel() == size:
-                    f, p = _walk_back(
+                    f, p = walk_back(
                         events, arg, j, through_masks=True, depth=depth
                     )
                     if p is not None:
@@ -137,7 +142,7 @@ def _walk_back(events, t, before, *, through_masks: bool, depth: int = 0):
     return factor, None
 
 
-def _einsum_parts(ev: _Event):
+def _einsum_parts(ev: Event):
     """``(input subscripts, output subscripts, operands)`` of an einsum."""
     equation, *operands = ev.args
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -156,7 +161,7 @@ def _axis(subscripts: str, letter: str) -> int:
     return i - len(subscripts) if "." in subscripts[:i] else i
 
 
-def _product_parts(ev: _Event, axes=(-2, -1)):
+def product_parts(ev: Event, axes=(-2, -1)):
     """``(query operand, axis), (key operand, axis), dot-product length``
     of a product that made scores whose query and key axes are ``axes``
     (``(..., L, S)`` unless found otherwise; other axes only for an einsum
@@ -188,7 +193,7 @@ def _product_parts(ev: _Event, axes=(-2, -1)):
     return found.get(q_letter), found.get(k_letter), terms
 
 
-def _output_of(events, weights, start, query_axis=-2):
+def output_of(events, weights, start, query_axis=-2):
     """``(tensor, token axis)`` of the product that mixes the values with
     ``weights`` (whose queries run along ``query_axis``)."""
     derived = [weights]
@@ -205,16 +210,16 @@ def _output_of(events, weights, start, query_axis=-2):
                     if letter in rhs and letter != ".":
                         return ev.out, _axis(rhs, letter)
             continue
-        if not any(any(a is d for d in derived) for a in _tensors(args)):
+        if not any(any(a is d for d in derived) for a in tensors(args)):
             continue
         if ev.name in PRODUCTS:
             return (ev.out, -2) if query_axis == -2 else None
         if ev.name in VIEWS | PASS | MULTIPLY | DIVIDE:
-            derived.extend(_tensors(ev.out))
+            derived.extend(tensors(ev.out))
     return None
 
 
-def _manual_softmax(events: list[_Event], i: int):
+def manual_softmax(events: list[Event], i: int):
     """``(scores, dim, weights)`` if event ``i`` is the ``exp`` of a softmax
     written by hand, ``exp(z - max) / sum``; else ``None``."""
     ev = events[i]
@@ -243,18 +248,18 @@ def _manual_softmax(events: list[_Event], i: int):
     return scores, dim, weights
 
 
-def _find_sites(events: list[_Event]) -> list[_Site]:
-    sites = []
+def find_attention(events: list[Event]) -> list[TracedAttention]:
+    found = []
     for i, ev in enumerate(events):
-        manual = _manual_softmax(events, i)
+        manual = manual_softmax(events, i)
         if manual is not None:
-            ev = _Event("softmax", (manual[0], manual[1]), {}, manual[2])
+            ev = Event("softmax", (manual[0], manual[1]), {}, manual[2])
         if ev.name == "scaled_dot_product_attention":
             q, k = ev.args[0], ev.args[1]
             scale = ev.kwargs.get("scale", ev.args[6] if len(ev.args) > 6 else None)
             factor = 1 / math.sqrt(q.size(-1)) if scale is None else float(scale)
-            sites.append(
-                _Site(
+            found.append(
+                TracedAttention(
                     "sdpa",
                     i,
                     k.size(-2),
@@ -272,41 +277,33 @@ def _find_sites(events: list[_Event]) -> list[_Site]:
             if not isinstance(dim, int):
                 continue
             dim %= scores.dim()
-            site = _Site("softmax", i, scores.size(-1), dim=dim, ndim=scores.dim())
-            site.weights = ev.out
-            factor, p = _walk_back(events, scores, i, through_masks=True)
-            site.product = p
+            att = TracedAttention(
+                "softmax", i, scores.size(-1), dim=dim, ndim=scores.dim()
+            )
+            att.weights = ev.out
+            factor, p = walk_back(events, scores, i, through_masks=True)
+            att.product = p
             if p is not None:
-                query, key, terms = _product_parts(events[p])
+                query, key, terms = product_parts(events[p])
                 if query is not None and key is not None:
-                    fq, _ = _walk_back(events, query[0], p, through_masks=False)
-                    fk, _ = _walk_back(events, key[0], p, through_masks=False)
-                    site.factor, site.terms = factor * fq * fk, terms
-                    site.query, site.key = query, key
-            site.after = i if manual is None else i + 1
-            site.output = _output_of(events, ev.out, site.after)
-            sites.append(site)
-    return sites
+                    fq, _ = walk_back(events, query[0], p, through_masks=False)
+                    fk, _ = walk_back(events, key[0], p, through_masks=False)
+                    att.factor, att.terms = factor * fq * fk, terms
+                    att.query, att.key = query, key
+            att.after = i if manual is None else i + 1
+            att.output = output_of(events, ev.out, att.after)
+            found.append(att)
+    return found
 
 
-def _projections(events: list[_Event], before: int) -> list[torch.Tensor]:
+def projections(events: list[Event], before: int) -> list[torch.Tensor]:
     """Outputs of the linear maps (``F.linear``, or a product with a
     parameter) computed before event ``before``."""
     found = []
     for ev in events[:before]:
-        args = _tensors(list(ev.args))
+        args = tensors(list(ev.args))
         params = any(isinstance(a, torch.nn.Parameter) for a in args)
         if ev.name == "linear" or (ev.name in PRODUCTS and params):
             if isinstance(ev.out, torch.Tensor) and ev.out.requires_grad:
                 found.append(ev.out)
     return found
-
-
-# what the sites let a module check (site_facts measures them)
-SITE_CHECKS = [
-    "the scores are scaled by 1/sqrt(head width)",
-    "the softmax runs over the keys",
-    "each query and key row comes from its own token, each output token "
-    "from its own position of every head",
-    "the heads read separate features",
-]

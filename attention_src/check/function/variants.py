@@ -18,14 +18,17 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .lang import join, tr
+from ..lang import join, tr
 
-__all__ = []  # internal: see attention_src.check
+__all__ = [
+    "AXES", "KEY_TRANSPOSES", "Combo", "all_combos", "relevant_choices", "predict",
+    "matches", "fit_scale",
+]  # fmt: skip
 
 # the first value on each axis is the right one
 AXES: dict[str, tuple] = {
     "kt": ("right", "t12", "t01", "T", "reshape", "none"),
-    "scale": ("right", "none"),  # a fitted scale is a float, see _predict()
+    "scale": ("right", "none"),  # a fitted scale is a float, see predict()
     "dim": (-1, -2, 1),
     "mask": ("right", "inverted", "ignored", "after"),
     "fill": ("zero", "nan", "uniform"),
@@ -43,7 +46,7 @@ KEY_TRANSPOSES = {
 
 
 @dataclass(frozen=True)
-class _Combo:
+class Combo:
     """One choice per axis; ``scale`` may also be ``"fit"`` (a fitted
     factor, one per input)."""
 
@@ -56,14 +59,14 @@ class _Combo:
 
     def deviations(self) -> list[str]:
         """The axes on which this combination is not the right one."""
-        right = _Combo()
+        right = Combo()
         return [a for a in AXES if getattr(self, a) != getattr(right, a)]
 
-    def fixed(self, axis: str) -> _Combo:
+    def fixed(self, axis: str) -> Combo:
         """The same combination with ``axis`` set right."""
         values = {a: getattr(self, a) for a in AXES}
-        values[axis] = getattr(_Combo(), axis)
-        return _Combo(**values)
+        values[axis] = getattr(Combo(), axis)
+        return Combo(**values)
 
     def describe(self) -> str:
         parts = []
@@ -99,12 +102,12 @@ class _Combo:
         return join(parts) if parts else tr("nothing changed")
 
 
-def _all_combos() -> list[_Combo]:
+def all_combos() -> list[Combo]:
     """Every combination of the discrete axes, the right one first."""
-    return [_Combo(*values) for values in itertools.product(*AXES.values())]
+    return [Combo(*values) for values in itertools.product(*AXES.values())]
 
 
-def _relevant(combo: _Combo, *, masked: bool, causal: bool) -> tuple:
+def relevant_choices(combo: Combo, *, masked: bool, causal: bool) -> tuple:
     """The part of ``combo`` that can change the result for an input with
     (or without) a mask or ``is_causal``: two combinations with the same
     key here give the same output, so each is computed once."""
@@ -133,7 +136,7 @@ def _transpose_key(k: torch.Tensor, how: str) -> torch.Tensor:
 
 
 def _effective_mask(
-    combo: _Combo,
+    combo: Combo,
     allow: torch.Tensor | None,
     is_causal: bool,
     L: int,
@@ -152,8 +155,8 @@ def _effective_mask(
     return ~allow if combo.mask == "inverted" else allow
 
 
-def _predict(
-    combo: _Combo,
+def predict(
+    combo: Combo,
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,
@@ -193,7 +196,7 @@ def _predict(
     return weights @ v
 
 
-def _matches(observed: torch.Tensor, predicted: torch.Tensor, tol: float) -> bool:
+def matches(observed: torch.Tensor, predicted: torch.Tensor, tol: float) -> bool:
     """Same shape and the same numbers within ``tol`` (NaN where NaN)."""
     if observed.shape != predicted.shape:
         return False
@@ -202,15 +205,15 @@ def _matches(observed: torch.Tensor, predicted: torch.Tensor, tol: float) -> boo
     )
 
 
-def _fit_scale(
-    combo: _Combo, observed: torch.Tensor, inputs: tuple, tol: float
+def fit_scale(
+    combo: Combo, observed: torch.Tensor, inputs: tuple, tol: float
 ) -> float | None:
     """The factor ``s`` for which the variant ``combo`` (with scale ``s``)
     reproduces ``observed``, or ``None`` if no factor does."""
 
     def error(log_s: float) -> float:
         try:
-            predicted = _predict(combo, *inputs, scale=math.exp(log_s))
+            predicted = predict(combo, *inputs, scale=math.exp(log_s))
         except RuntimeError:
             return math.inf
         if predicted.shape != observed.shape:
@@ -238,5 +241,5 @@ def _fit_scale(
             b = lo + golden * (hi - lo)
             fb = error(b)
     s = math.exp((lo + hi) / 2.0)
-    predicted = _predict(combo, *inputs, scale=s)
-    return s if _matches(observed, predicted, tol) else None
+    predicted = predict(combo, *inputs, scale=s)
+    return s if matches(observed, predicted, tol) else None

@@ -9,12 +9,12 @@ import math
 
 import torch
 
-from ..checks import shape_str
-from .findings import Finding
-from .lang import tr
-from .variants import KEY_TRANSPOSES, _Combo, _matches
+from ...checks import shape_str
+from ..findings import Finding
+from ..lang import tr
+from .variants import KEY_TRANSPOSES, Combo, matches
 
-__all__ = []  # internal: see attention_src.check
+__all__ = ["root_findings", "weight_findings", "residual_findings"]
 
 
 def _scale_detail(cases, scales) -> str:
@@ -41,8 +41,9 @@ def _scale_detail(cases, scales) -> str:
     )
 
 
-def _what(axis: str, combo: _Combo, cases, scales) -> tuple[str, str]:
-    """(finding id, what is wrong) for one deviating axis."""
+def _what(axis: str, combo: Combo, cases, scales, convention) -> tuple[str, str]:
+    """(finding id, what is wrong) for one deviating axis; ``convention`` is
+    the one the masks were given in."""
     value = getattr(combo, axis)
     if axis == "kt":
         how = tr(KEY_TRANSPOSES[value])
@@ -63,7 +64,12 @@ def _what(axis: str, combo: _Combo, cases, scales) -> tuple[str, str]:
         )
     if axis == "mask":
         return {
-            "inverted": ("mask-inverted", tr("the code treats True as blocked")),
+            "inverted": (
+                "mask-inverted",
+                tr("the code treats True as may attend")
+                if convention == "block"
+                else tr("the code treats True as blocked"),
+            ),
             "ignored": ("mask-ignored", tr("the mask does not change the output")),
             "after": (
                 "weights-not-normalized",
@@ -115,12 +121,12 @@ def _explains_crash(case, combo, fixed, axis) -> bool:
     return not isinstance(case.prediction(fixed), Exception)
 
 
-def _root_findings(analysis, convention_explicit) -> list[Finding]:
+def root_findings(analysis, convention_explicit, convention) -> list[Finding]:
     cases, combo, findings = analysis.cases, analysis.combo, []
     for axis in combo.deviations():
         if axis == "mask" and combo.mask == "inverted" and not convention_explicit:
             continue  # under auto this is the convention, not a mistake
-        fid, what = _what(axis, combo, cases, analysis.scales)
+        fid, what = _what(axis, combo, cases, analysis.scales, convention)
         fixed = combo.fixed(axis)
         shown, crashes = [], {}
         for i, case in enumerate(cases):
@@ -152,10 +158,10 @@ def _normalized_matches(case) -> bool:
     if torch.allclose(ones, torch.ones_like(ones), atol=case.tol):
         return False  # they do sum to 1: something else is wrong
     rescaled = torch.where(ones != 0, out / ones, 0.0)
-    return _matches(rescaled, case.prediction(_Combo()), case.tol)
+    return matches(rescaled, case.prediction(Combo()), case.tol)
 
 
-def _residual(cases, analysis, notes) -> list[Finding]:
+def residual_findings(cases, analysis, notes) -> list[Finding]:
     """Findings for the inputs that no variant explains."""
     explained = {
         i for i in range(len(cases)) if analysis.status(i) in ("match", "crash")
@@ -212,7 +218,7 @@ def _residual(cases, analysis, notes) -> list[Finding]:
         elif _normalized_matches(case):
             unnormalized.append(i)
         else:
-            reference = case.prediction(_Combo())
+            reference = case.prediction(Combo())
             gap = (case.out.float() - reference).abs().nan_to_num(nan=math.inf)
             wrong.append(
                 tr(
@@ -259,7 +265,7 @@ def _residual(cases, analysis, notes) -> list[Finding]:
     return findings
 
 
-def _weight_findings(cases, analysis) -> list[Finding]:
+def weight_findings(cases, analysis) -> list[Finding]:
     if analysis.combo.mask == "after":
         return []
     for i in analysis.matched:

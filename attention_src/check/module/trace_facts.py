@@ -1,4 +1,4 @@
-"""What the attention sites of a module show (see ``sites``), measured by
+"""What the attention computations of a module show (see ``trace``), measured by
 gradient: the scale, the softmax's axis and which axes of the scores hold the
 queries and the keys (found by behaviour), the head split and merge, and the
 heads' independence. Each observation becomes a fact for ``resolve``."""
@@ -9,49 +9,42 @@ import math
 
 import torch
 
-from .lang import tr
-from .probe import B, L
-from .running import _Event
-from .sites import (
+from ..lang import tr
+from ..running import Event
+from .facts import ATTENTION, B, Facts, L
+from .probe import nonzero
+from .trace import (
     DIVIDE,
     MULTIPLY,
     PASS,
     PRODUCTS,
-    SITE_CHECKS,
     VIEWS,
-    _find_sites,
-    _manual_softmax,
-    _output_of,
-    _product_parts,
-    _projections,
-    _tensors,
-    _walk_back,
+    find_attention,
+    manual_softmax,
+    output_of,
+    product_parts,
+    projections,
+    tensors,
+    walk_back,
 )
 
-__all__ = []  # internal: see attention_src.check
+__all__ = ["attention_facts"]
 
 
-def _nonzero(dep) -> list[int]:
-    top = float(dep.clamp(max=1e30).max())
-    return [j for j, d in enumerate(dep.tolist()) if d > 1e-6 * max(top, 1e-30)]
-
-
-def _unnormalized(events: list[_Event]) -> str | None:
+def _unnormalized(events: list[Event]) -> str | None:
     """How the rows of attention weights sum, where they are the ``exp`` of
     scores (a product, as q @ k.T) that reach the values without being
     divided by their sum; ``None`` where every such row sums to 1."""
     for i, ev in enumerate(events):
-        if ev.name not in ("exp", "exp_") or _manual_softmax(events, i):
+        if ev.name not in ("exp", "exp_") or manual_softmax(events, i):
             continue
-        _, p = _walk_back(events, ev.args[0], i, through_masks=True)
+        _, p = walk_back(events, ev.args[0], i, through_masks=True)
         if p is None:
             continue
         derived, weights = [ev.out], None
         for later in events[i + 1 :]:
             used = [
-                a
-                for a in _tensors(list(later.args))
-                if any(a is d for d in derived)
+                a for a in tensors(list(later.args)) if any(a is d for d in derived)
             ]
             if not used:
                 continue
@@ -61,7 +54,7 @@ def _unnormalized(events: list[_Event]) -> str | None:
                 weights = used[0]
                 break
             if later.name in VIEWS | PASS | MULTIPLY:
-                derived.extend(_tensors(later.out))
+                derived.extend(tensors(later.out))
         if weights is None:
             continue
         sums = weights.detach().float().sum(dim=-1)
@@ -90,7 +83,7 @@ def _token_axes(probe, out, weights) -> tuple[int, int] | None:
     for a in range(weights.dim()):
         if weights.size(a) != L:
             continue
-        per = _nonzero(g.movedim(a, 0).reshape(L, -1).sum(dim=1))
+        per = nonzero(g.movedim(a, 0).reshape(L, -1).sum(dim=1))
         if per == [L - 1]:
             queries.append(a)
         elif len(per) == L:
@@ -100,33 +93,34 @@ def _token_axes(probe, out, weights) -> tuple[int, int] | None:
     return queries[0], keys[0]
 
 
-def _relayout(probe, events, site, out) -> None:
+def _relayout(probe, events, att, out) -> None:
     """Scores laid out otherwise than ``(..., L, S)`` (an einsum to
-    ``[L, S, B, H]``, say): where the layout would be read as a mistake,
-    take the query and key axes that behaviour shows instead."""
-    if site.kind != "softmax" or (site.dim == site.ndim - 1 and site.attended == L):
+    ``[L, S, B, H]``, or to a key-first ``(B, H, S, L)`` that its shape alone
+    does not tell from ``(..., L, S)``): take the query and key axes that
+    behaviour shows, wherever it shows one of each."""
+    if att.kind != "softmax":
         return
-    axes = _token_axes(probe, out, site.weights)
-    if axes is None or axes == (site.ndim - 2, site.ndim - 1):
+    axes = _token_axes(probe, out, att.weights)
+    if axes is None or axes == (att.ndim - 2, att.ndim - 1):
         return
-    site.query_axis, site.key_axis = axes
-    site.attended = site.weights.size(axes[1])
-    site.query = site.key = None
-    if site.product is not None:
-        query, key, terms = _product_parts(events[site.product], axes)
+    att.query_axis, att.key_axis = axes
+    att.attended = att.weights.size(axes[1])
+    att.query = att.key = None
+    if att.product is not None:
+        query, key, terms = product_parts(events[att.product], axes)
         if query is not None and key is not None:
-            site.query, site.key, site.terms = query, key, terms
-    site.output = _output_of(events, site.weights, site.after, axes[0])
+            att.query, att.key, att.terms = query, key, terms
+    att.output = output_of(events, att.weights, att.after, axes[0])
 
 
-def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
+def attention_facts(probe, facts: Facts, x, out, recorder) -> None:
     events = recorder.events
     unnormalized = _unnormalized(events)
     if unnormalized:
-        facts["weights-sum"] = unnormalized
-    sites = _find_sites(events)
-    if not sites:
-        facts["notes"].append(
+        facts.seen["weights-sum"] = unnormalized
+    computations = find_attention(events)
+    if not computations:
+        facts.notes.append(
             tr(
                 "no softmax or F.scaled_dot_product_attention call was visible "
                 "(one inside nn.MultiheadAttention is not): the scale, softmax "
@@ -134,14 +128,14 @@ def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
             )
         )
         return
-    facts["checks"] += SITE_CHECKS
+    facts.add(*ATTENTION)
     H = probe.H
-    for s in sites:
+    for s in computations:
         _relayout(probe, events, s, out)
         if s.kind == "softmax" and s.key_axis != -1 and s.dim != s.key_axis:
             queries = s.dim == s.query_axis
             over = tr("the query axis") if queries else tr("another axis")
-            facts["sdim"] = tr(
+            facts.seen["sdim"] = tr(
                 "the softmax runs over dim={dim} ({over}) of scores with {ndim} "
                 "dims, whose keys are dim={keys}",
                 dim=s.dim - s.ndim,
@@ -149,8 +143,13 @@ def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
                 ndim=s.ndim,
                 keys=s.key_axis - s.ndim,
             )
+            facts.fixes["sdim"] = tr(
+                "take the softmax over the keys: dim={keys} of these scores, the "
+                "axis their keys were found on",
+                keys=s.key_axis - s.ndim,
+            )
         elif s.kind == "softmax" and s.key_axis == -1 and s.dim != s.ndim - 1:
-            facts["sdim"] = tr(
+            facts.seen["sdim"] = tr(
                 "the softmax runs over dim={dim} of scores with {ndim} dims",
                 dim=s.dim - s.ndim,
                 ndim=s.ndim,
@@ -161,12 +160,12 @@ def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
                 width = 1 / s.factor**2
                 what = tr(" (the model width)") if round(width) == probe.D else ""
                 if math.isclose(s.factor, 1.0, rel_tol=1e-3):
-                    facts["scale-none"] = tr(
+                    facts.seen["scale-none"] = tr(
                         "the scores (dot products of {n} terms) are not scaled",
                         n=s.terms,
                     )
                 else:
-                    facts["scale-wrong"] = tr(
+                    facts.seen["scale-wrong"] = tr(
                         "the scores are multiplied by {factor:.4g} = "
                         "1/sqrt({width:.4g}){what}, but each dot product has {n} "
                         "terms: the scale is 1/sqrt({n})",
@@ -181,11 +180,11 @@ def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
             )
             fact = "attend-H" if s.attended == H else "attend-B"
             if s.attended == B:
-                facts["attend-B"] = tr(
+                facts.seen["attend-B"] = tr(
                     "attention runs over {axis} (size {B})", axis=axis, B=B
                 )
             else:
-                facts[fact if s.attended == H else "split"] = tr(
+                facts.seen[fact if s.attended == H else "split"] = tr(
                     "attention runs over an axis of size {n} ({axis}), not over "
                     "the {L} tokens",
                     n=s.attended,
@@ -198,27 +197,27 @@ def _sites_facts(probe, facts: dict, x, out, recorder) -> None:
                 continue
             for i in range(L):
                 dep = probe.dependence(part[0].select(part[1], i), x, 1)
-                if dep is not None and _nonzero(dep) != [i]:
+                if dep is not None and nonzero(dep) != [i]:
                     fact = "split" if name == "query" else "keyT"
-                    facts.setdefault(
+                    facts.seen.setdefault(
                         fact,
                         tr(
                             "{name} {i} of the scores is built from input "
                             "tokens {tokens}",
                             name=tr(name),
                             i=i,
-                            tokens=_nonzero(dep),
+                            tokens=nonzero(dep),
                         ),
                     )
                     break
-    outputs = [s.output for s in sites if s.output is not None]
+    outputs = [s.output for s in computations if s.output is not None]
     for o, axis in outputs:
-        if o.size(axis) == L and "merge" not in facts:
+        if o.size(axis) == L and "merge" not in facts.seen:
             _merge_fact(probe, facts, out, o, axis)
     if out.detach().isnan().any():  # gradients through a NaN are NaN
-        facts["checks"].remove(SITE_CHECKS[3])
+        facts.drop("heads-apart")
     else:
-        _heads_facts(probe, facts, sites, events)
+        _heads_facts(probe, facts, computations, events)
 
 
 def _merge_fact(probe, facts, out, o, axis) -> None:
@@ -237,7 +236,7 @@ def _merge_fact(probe, facts, out, o, axis) -> None:
             h = missing[0]
             head = tr("head {h}'s", h=h) if batched else tr("the heads'")
             used = [j for j in range(L) if per[:, j].max() > limit]
-            facts["merge"] = tr(
+            facts.seen["merge"] = tr(
                 "output token {i} does not use position {i} of {head} output "
                 "(it mixes positions {used} of the heads' outputs)",
                 i=i,
@@ -247,29 +246,29 @@ def _merge_fact(probe, facts, out, o, axis) -> None:
             return
 
 
-def _heads_facts(probe, facts, sites, events) -> None:
+def _heads_facts(probe, facts, computations, events) -> None:
     """Each head must read its own features of the projections."""
     H = probe.H
-    outs = [s.output for s in sites if s.output is not None]
+    outs = [s.output for s in computations if s.output is not None]
     if len(outs) == 1 and outs[0][0].dim() == 4 and outs[0][0].size(1) == H:
         parts = [outs[0][0][:, h] for h in range(H)]
     elif len(outs) == H:
         parts = [o for o, _ in outs]
     else:
         return
-    ys = _projections(events, min(s.index for s in sites))
+    ys = projections(events, min(s.index for s in computations))
     used = []
     for part in parts:
         feats = set()
         for n, y in enumerate(ys):
             dep = probe.dependence(part, y, -1)
             if dep is not None:
-                feats |= {(n, f) for f in _nonzero(dep)}
+                feats |= {(n, f) for f in nonzero(dep)}
         used.append(feats)
     for a in range(H):
         for b in range(a + 1, H):
             if used[a] & used[b]:
-                facts["heads-shared"] = tr(
+                facts.seen["heads-shared"] = tr(
                     "heads {a} and {b} both read {n} of the same projected "
                     "features",
                     a=a,

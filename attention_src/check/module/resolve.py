@@ -11,10 +11,11 @@ under it.
 
 from __future__ import annotations
 
-from .findings import Finding
-from .lang import join, tr
+from ..findings import Finding
+from ..lang import join, tr
+from .facts import Facts
 
-__all__ = []  # internal: see attention_src.check
+__all__ = ["ROOTS", "resolve"]
 
 _EVERYTHING = {
     "equivariance", "leak", "padding", "batch", "isolated", "weights-sum",
@@ -39,31 +40,34 @@ ROOTS = [
     ("mask-inverted", ["inverted"], _MASKING),
     ("mask-ignored", ["ignored"], _MASKING),
     ("weights-not-normalized", ["weights-sum"], {"leak", "padding"}),
-    ("nan-fully-masked", ["nan"], set()),
-    ("fully-masked-uniform", ["uniform"], set()),
+    # a fill seen on a query that the inverted mask leaves no key
+    ("nan-fully-masked", ["nan", "fill-nan"], set()),
+    ("fully-masked-uniform", ["uniform", "fill-uniform"], set()),
     ("future-leak", ["leak"], {"padding"}),
     ("missing-scale", ["scale-none"], set()),
     ("wrong-scale", ["scale-wrong"], set()),
 ]
 
 
-def _resolve(facts: dict) -> list[Finding]:
-    """The findings, root causes first, each with the symptoms it explains."""
-    skip = ("crash", "notes", "checks")
-    left = {k: v for k, v in facts.items() if k not in skip and v}
-    crashes = list(facts.get("crash", []))
+def resolve(facts: Facts) -> list[Finding]:
+    """The findings, root causes first, each with the symptoms it explains
+    (``"crash"``: the errors raised with masks)."""
+    left = {k: v for k, v in facts.seen.items() if v}
+    crashes = list(facts.crashes)
     findings = []
     for fid, shows, explains in ROOTS:
         if fid == "head-split" and "sdim" in left:
             shows = [s for s in shows if s != "heads-shared"]
-        seen = [left.pop(s) for s in shows if s in left]
-        if not seen:
+        shown = [s for s in shows if s in left]
+        if not shown:
             continue
+        seen = [left.pop(s) for s in shown]
+        fix = next((facts.fixes[s] for s in shown if s in facts.fixes), None)
         symptoms = [left.pop(s) for s in sorted(explains) if s in left]
         if "crash" in explains:
             symptoms += crashes
             crashes = []
-        findings.append(Finding(fid, join(seen, "; "), symptoms))
+        findings.append(Finding(fid, join(seen, "; "), symptoms, fix))
     if crashes:
         findings.append(Finding("shape", crashes[0], crashes[1:]))
     if left:

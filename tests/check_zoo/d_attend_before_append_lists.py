@@ -1,0 +1,67 @@
+"""A hand-written list cache that attends before it appends: a cached step reads the keys
+and values cached so far, attends over them, and only then adds its own, so the new token
+never sees itself (the prompt, read with cache=None, attends over its own keys and is right).
+Two layers, RoPE, one (k, v) pair per layer."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+EXPECTED = {"decode-attend-before-append"}
+
+
+def rotate(x, start):
+    """RoPE, rotate-half layout, for positions start .. start + T - 1 of x (B, H, T, Dh)."""
+    Dh = x.size(-1)
+    pos = torch.arange(start, start + x.size(-2), device=x.device)
+    angle = pos[:, None] * 10000 ** (-torch.arange(0, Dh, 2, device=x.device) / Dh)
+    angle = torch.cat([angle, angle], dim=-1)  # (T, Dh)
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * angle.cos() + torch.cat([-x2, x1], dim=-1) * angle.sin()
+
+
+class Layer(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+    def forward(self, x, past=None):
+        B, T, D = x.shape
+        qkv = self.qkv(x).view(B, T, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv  # each (B, H, T, Dh)
+        start = 0 if past is None else past[0].size(-2)  # tokens already cached
+        q, k = rotate(q, start), rotate(k, start)
+        if past is None:  # the prompt: its own keys, causal
+            keys, values = k, v
+            mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        else:  # BUG: attends over the cache before this step's keys are appended
+            keys, values, mask = past[0], past[1], None
+        y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
+        if past is not None:  # appended after attending
+            k, v = torch.cat([past[0], k], dim=-2), torch.cat([past[1], v], dim=-2)
+        return x + self.out(y.transpose(1, 2).reshape(B, T, D)), (k, v)
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=10, d_model=16, num_heads=2, num_layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d_model)
+        self.layers = nn.ModuleList(Layer(d_model, num_heads) for _ in range(num_layers))
+        self.head = nn.Linear(d_model, vocab)
+
+    def forward(self, tokens, past=None, use_cache=False):
+        x, new = self.embed(tokens), []
+        for i, layer in enumerate(self.layers):
+            x, kv = layer(x, None if past is None else past[i])
+            new.append(kv)
+        return self.head(x), (new if use_cache else None)
+
+
+torch.manual_seed(0)
+model = TinyLM().eval()
+
+
+def decode(tokens, cache):
+    return model(tokens, past=cache, use_cache=True)
