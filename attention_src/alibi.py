@@ -93,12 +93,16 @@ def soft_cap(scores: torch.Tensor, cap: float) -> torch.Tensor:
         scores: any floating-point tensor, e.g. ``(B, H, L, S)``.
         cap: the bound, a number > 0.
     """
+    _check_cap(scores, cap)
+    return cap * torch.tanh(scores / cap)  # same shape, |result| <= cap
+
+
+# --8<-- [end:soft_cap]
+
+
+def _check_cap(scores, cap) -> None:
     check_floating("scores", scores)
     if isinstance(cap, bool) or not isinstance(cap, (int, float)):
         raise TypeError(f"cap must be a number > 0, got {cap!r}")
     if not cap > 0 or cap == float("inf"):
         raise ValueError(f"cap must be a finite number > 0, got {cap!r}")
-    return cap * torch.tanh(scores / cap)  # same shape, |result| <= cap
-
-
-# --8<-- [end:soft_cap]

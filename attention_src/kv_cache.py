@@ -238,13 +238,23 @@ def kv_cache_bytes_per_token(
     *,
     num_heads: int | None = None,
     num_kv_heads: int | None = None,
+    head_dim: int | None = None,
 ) -> int:
     """Bytes the cache holds per token: K and V, every layer.
 
     With multi-head attention each of K and V is ``d_model = H * Dh`` wide.
     With ``G = num_kv_heads`` key/value heads shared by ``H = num_heads``
     query heads (grouped-query attention) it is ``G * Dh``, ``H / G`` times
-    less; both counts are needed, to know ``Dh = d_model / H``.
+    less. ``Dh`` is ``head_dim`` when given (models such as Gemma set it
+    apart from the width: ``GroupedQueryAttention`` takes it too), and
+    ``d_model / H`` by default; the head counts are needed either way.
+
+    Raises:
+        TypeError: a size that is not an int.
+        ValueError: a size that is not positive; only one of the two head
+            counts, or ``head_dim`` without them; ``num_heads`` not a
+            multiple of ``num_kv_heads``; without ``head_dim``, ``d_model``
+            not a multiple of ``num_heads``.
     """
     for name, value in (
         ("num_layers", num_layers),
@@ -253,19 +263,31 @@ def kv_cache_bytes_per_token(
     ):
         check_positive_int(name, value)
     width = d_model  # G * Dh, which is H * Dh = d_model without sharing
-    if num_kv_heads is not None or num_heads is not None:
-        if num_kv_heads is None or num_heads is None:
-            raise ValueError(
-                "pass num_heads and num_kv_heads together: the cache width is "
-                "num_kv_heads * (d_model / num_heads)"
-            )
-        check_heads(d_model, num_heads)
-        check_positive_int("num_kv_heads", num_kv_heads)
-        if num_heads % num_kv_heads:
-            raise ValueError(
-                f"num_heads ({num_heads}) must be divisible by num_kv_heads "
-                f"({num_kv_heads}): each key/value head serves the same number "
-                "of query heads"
-            )
-        width = num_kv_heads * (d_model // num_heads)
+    if num_kv_heads is not None or num_heads is not None or head_dim is not None:
+        _check_cache_heads(d_model, num_heads, num_kv_heads, head_dim)
+        if head_dim is None:
+            head_dim = d_model // num_heads
+        width = num_kv_heads * head_dim
     return 2 * num_layers * width * bytes_per_element
+
+
+def _check_cache_heads(d_model, num_heads, num_kv_heads, head_dim) -> None:
+    if num_kv_heads is None or num_heads is None:
+        raise ValueError(
+            "pass num_heads and num_kv_heads together, and head_dim only with "
+            "them: the cache width is num_kv_heads * head_dim, head_dim = "
+            f"d_model / num_heads by default; got num_heads={num_heads}, "
+            f"num_kv_heads={num_kv_heads}"
+        )
+    if head_dim is None:
+        check_heads(d_model, num_heads)
+    else:
+        check_positive_int("num_heads", num_heads)
+        check_positive_int("head_dim", head_dim)
+    check_positive_int("num_kv_heads", num_kv_heads)
+    if num_heads % num_kv_heads:
+        raise ValueError(
+            f"num_heads ({num_heads}) must be divisible by num_kv_heads "
+            f"({num_kv_heads}): each key/value head serves the same number "
+            "of query heads"
+        )

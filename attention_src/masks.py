@@ -149,6 +149,16 @@ def prefix_lm_mask(
         prefix_len: how many keys from the start everyone sees, ``0 .. S``.
         device: where to create the mask.
     """
+    _check_prefix_lm(size_q, size_k, prefix_len)
+    p = torch.arange(size_k - size_q, size_k, device=device)[:, None]  # (L, 1)
+    j = torch.arange(size_k, device=device)[None, :]  # (1, S)
+    return (j < prefix_len) | (j <= p)  # (L, S)
+
+
+# --8<-- [end:prefix_lm_mask]
+
+
+def _check_prefix_lm(size_q, size_k, prefix_len) -> None:
     check_positive_int("size_q", size_q)
     check_positive_int("size_k", size_k)
     if size_k < size_q:
@@ -162,12 +172,6 @@ def prefix_lm_mask(
         raise ValueError(
             f"prefix_len must be in [0, size_k] = [0, {size_k}], got {prefix_len}"
         )
-    p = torch.arange(size_k - size_q, size_k, device=device)[:, None]  # (L, 1)
-    j = torch.arange(size_k, device=device)[None, :]  # (1, S)
-    return (j < prefix_len) | (j <= p)  # (L, S)
-
-
-# --8<-- [end:prefix_lm_mask]
 
 
 # --8<-- [start:document_mask]
@@ -188,6 +192,21 @@ def document_mask(
         ``(S, S)`` for ``(S,)`` ids; ``(B, 1, S, S)`` for ``(B, S)``, which
         broadcasts over heads like :func:`padding_mask`.
     """
+    _check_document_ids(document_ids, causal)
+    ids = document_ids[..., None, :]  # (..., 1, S): the key's document
+    same = document_ids[..., :, None] == ids  # (..., S, S)
+    if causal:
+        S = document_ids.size(-1)
+        same = same & causal_mask(S, device=document_ids.device)  # (..., S, S)
+    return (
+        same if document_ids.dim() == 1 else same[:, None]
+    )  # (S, S), (B, 1, S, S)
+
+
+# --8<-- [end:document_mask]
+
+
+def _check_document_ids(document_ids, causal) -> None:
     check_tensor("document_ids", document_ids)
     if (
         document_ids.is_floating_point()
@@ -205,14 +224,3 @@ def document_mask(
         )
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be True or False, got {causal!r}")
-    ids = document_ids[..., None, :]  # (..., 1, S): the key's document
-    same = document_ids[..., :, None] == ids  # (..., S, S)
-    if causal:
-        S = document_ids.size(-1)
-        same = same & causal_mask(S, device=document_ids.device)  # (..., S, S)
-    return (
-        same if document_ids.dim() == 1 else same[:, None]
-    )  # (S, S), (B, 1, S, S)
-
-
-# --8<-- [end:document_mask]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import textwrap
 from pathlib import Path
 
 from attention_src.machinery.source import PACKAGE, reachable_code, read_source
@@ -40,13 +41,19 @@ INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[
 # in tests): editing them re-executes nothing.
 NOT_RUN_BY_PAGES = {
     "copyrun.py",
+    "deps.py",  # computes the keys; what it finds is in them
     "hooks.py",
     "i18n.py",
     "live_hooks.py",  # live_small.py is not here: the pages' widget blocks import it
     "measure.py",
     "numbering.py",
 }
-FENCE = re.compile(r"^```python[^\n]*\n(?P<code>.*?)^```", re.MULTILINE | re.DOTALL)
+# A Python fence, at the left margin or indented: a block folded in a "Going further"
+# detour or an exercise's solution is as much a part of the page's program.
+FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```python[^\n]*\n(?P<code>.*?)^(?P=indent)```",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def _region(path: str, region: str) -> str:
@@ -72,7 +79,7 @@ def _code_cells(source: Path) -> list[str]:
 
 
 def _fences(markdown: str) -> list[str]:
-    return [m["code"] for m in FENCE.finditer(markdown)]
+    return [textwrap.dedent(m["code"]) for m in FENCE.finditer(markdown)]
 
 
 def _imported(code: str) -> list[str]:

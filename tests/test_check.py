@@ -243,14 +243,22 @@ def test_bad_arguments_raise_clear_errors():
 
 
 def _anchors(page: Path) -> set[str]:
-    """Heading ids of a page: explicit { #id }, else MkDocs' toc slug of the heading text."""
+    """Ids of a page: { #id } on a heading or alone after a paragraph, else a heading's slug."""
     anchors, in_code = set(), False
     for line in page.read_text(encoding="utf-8").splitlines():
         if line.strip().startswith("```"):
             in_code = not in_code
             continue
+        if in_code:
+            continue
+        # an attribute list alone on a paragraph's last line gives the paragraph
+        # its id (attr_list), as in a folded block where no heading may stand
+        alone = re.match(r"^\s*\{\s*#([\w-]+)\s*\}\s*$", line)
+        if alone:
+            anchors.add(alone[1])
+            continue
         heading = re.match(r"^#{1,6}\s+(.*?)\s*$", line)
-        if in_code or not heading:
+        if not heading:
             continue
         text = heading[1]
         explicit = re.search(r"\{\s*#([\w-]+)\s*\}\s*$", text)

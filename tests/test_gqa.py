@@ -225,6 +225,48 @@ def test_cache_bytes_per_token(device, randn):
     assert held == 2 * 5 * kv_cache_bytes_per_token(3, 48, 4, num_heads=6, num_kv_heads=2)
 
 
+def test_cache_bytes_per_token_with_head_dim(device, randn):
+    # Gemma 2 2B's sizes: D = 2304, 8 query heads of width 256 (not 2304 / 8),
+    # 4 key/value heads, 26 layers
+    gemma = kv_cache_bytes_per_token(26, 2304, 2, num_heads=8, num_kv_heads=4, head_dim=256)
+    assert gemma == 2 * 26 * 4 * 256 * 2
+    default = kv_cache_bytes_per_token(30, 576, 2, num_heads=9, num_kv_heads=3)
+    assert default == kv_cache_bytes_per_token(
+        30, 576, 2, num_heads=9, num_kv_heads=3, head_dim=576 // 9
+    )
+    # the bytes a cache of GroupedQueryAttention(head_dim=...) holds
+    layers = [GroupedQueryAttention(48, 6, 2, head_dim=12).to(device) for _ in range(2)]
+    cache, x = KVCache(2), randn(2, 5, 48)
+    with torch.no_grad():
+        for i, layer in enumerate(layers):
+            layer(x, cache=cache, layer=i)
+    held = sum(t.numel() * t.element_size() for t in cache.keys + cache.values)
+    per_token = kv_cache_bytes_per_token(2, 48, 4, num_heads=6, num_kv_heads=2, head_dim=12)
+    assert held == 2 * 5 * per_token
+    assert per_token != kv_cache_bytes_per_token(2, 48, 4, num_heads=6, num_kv_heads=2)
+    # head_dim lifts the need for d_model to be a multiple of num_heads
+    assert kv_cache_bytes_per_token(1, 50, 1, num_heads=4, num_kv_heads=2, head_dim=8) == 2 * 2 * 8
+
+
+def test_cache_bytes_per_token_head_dim_errors():
+    with pytest.raises(ValueError, match="head_dim only with them"):
+        kv_cache_bytes_per_token(2, 16, 4, head_dim=4)
+    with pytest.raises(ValueError, match="pass num_heads and num_kv_heads together"):
+        kv_cache_bytes_per_token(2, 16, 4, num_heads=4, head_dim=4)
+    with pytest.raises(ValueError, match="head_dim must be positive, got 0"):
+        kv_cache_bytes_per_token(2, 16, 4, num_heads=4, num_kv_heads=2, head_dim=0)
+    with pytest.raises(TypeError, match=r"head_dim must be an int, got float 4\.5"):
+        kv_cache_bytes_per_token(2, 16, 4, num_heads=4, num_kv_heads=2, head_dim=4.5)
+    with pytest.raises(TypeError, match="head_dim must be an int, got bool"):
+        kv_cache_bytes_per_token(2, 16, 4, num_heads=4, num_kv_heads=2, head_dim=True)
+    with pytest.raises(ValueError, match="num_heads must be positive"):
+        kv_cache_bytes_per_token(2, 16, 4, num_heads=0, num_kv_heads=2, head_dim=4)
+    with pytest.raises(ValueError, match="must be divisible by num_kv_heads"):
+        kv_cache_bytes_per_token(2, 16, 4, num_heads=4, num_kv_heads=3, head_dim=4)
+    with pytest.raises(ValueError, match=r"d_model \(18\) must be divisible"):
+        kv_cache_bytes_per_token(2, 18, 4, num_heads=4, num_kv_heads=2)
+
+
 def test_errors(device, randn):
     q, k, v = randn(1, 4, 3, 8), randn(1, 3, 3, 8), randn(1, 3, 3, 8)
     with pytest.raises(ValueError, match=r"H = 4 must be a multiple of .* G = 3"):

@@ -38,7 +38,7 @@ VIEWPORT = {"width": 1280, "height": 900}
 TIMEOUT_MS = 30_000  # a heavy page (the reference) on a busy two-core machine
 BATCH = 8  # pages open at once
 CHAPTER = "chapters/scaled-dot-product-attention/"
-FOLDED_PAGE = "chapters/efficient-attention/"  # a folded "Going further" block with code
+FOLDED_PAGE = "chapters/soft-lookup/"  # folded "Going further" blocks with code
 SKIP_DIRS = {"assets", "search"}  # theme assets and the search index, not pages
 
 # Notes when the DOM last changed (Material adds copy buttons, KaTeX typesets formulas) ...

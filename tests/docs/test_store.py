@@ -276,6 +276,25 @@ int("no")
     assert "ValueError" in results[4]["error"]
 
 
+def test_a_folded_block_is_in_the_page_fingerprint():
+    """A block indented under a folded detour (``??? note``) or an exercise's solution
+    runs with the page: the package code it imports is in the page's fingerprint, so
+    an edit of that code re-executes the page."""
+    shown = '```python exec="on"\nfrom attention_src import softmax\n```\n'
+    folded = (
+        '??? note "Going further"\n\n'
+        '    ```python exec="on"\n'
+        "    from attention_src import causal_mask\n"
+        "    ```\n"
+    )
+    assert deps._fences(folded) == ["from attention_src import causal_mask\n"]
+    alone = deps.markdown_fingerprints(shown)
+    with_fold = deps.markdown_fingerprints(shown + "\n" + folded)
+    assert with_fold["runs"] != alone["runs"]
+    reached = deps.reachable_code(*deps._imported(deps._fences(folded)[0]))
+    assert "attention_src.masks.causal_mask" in reached
+
+
 def _pages_reading(name: str) -> set[str]:
     """Pages whose code blocks load the benchmark results (found by reading them)."""
     found = set()

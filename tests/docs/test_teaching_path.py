@@ -162,6 +162,8 @@ def forward_references(stem: str, codes: list[str]) -> list[str]:
                 home = chapters[name]
             elif module in modules:
                 home = modules[module]
+            elif module == PACKAGE and f"{module}.{name}" in modules:
+                home = modules[f"{module}.{name}"]  # `from attention_src import efficient`
             else:
                 problems.append(
                     f"block {index}: {module}.{name} belongs to no chapter "

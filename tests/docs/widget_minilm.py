@@ -8,9 +8,11 @@ reader's result on it. In the English chapter the page downloads the build's exp
 in one ``page.evaluate``, tokenizes each of :data:`SENTENCES` with the page's WordPiece
 (docs/assets/javascripts/wordpiece.js) and runs docs/assets/javascripts/attention-live.js's
 forward pass on them; then the widget as a reader uses it: the page's own example through the
-form, the bad inputs (empty box, more than 512 tokens, words that become [UNK]). In the Chinese
-chapter: a model file that fails to load (the request for the weights is aborted): a message in
-the page, the button usable again; then the page's example through the form.
+form, the bad inputs (empty box, more than 512 tokens, words that become [UNK]), then, with the
+pointer resting on a token, Run pressed with the keyboard (:func:`_reader_checks`). In the
+Chinese chapter: a model file that fails to load (the request for the weights is aborted): a
+message in the page, the button usable again; then the page's example through the form, and a
+mixed sentence whose Chinese characters become [UNK], Run pressed with the keyboard.
 
 The checks (:func:`check_english`, :func:`check_chinese`, called by test_browser.py's tests)
 compare with the chapter's own ``MiniLM`` (``load_minilm``) on the ORIGINAL float32 weights, so
@@ -18,7 +20,17 @@ the export's rounding is inside what is measured:
 
 - tokens and ids identical to ``tokenizers`` (``MiniLMTokenizer``);
 - every attention weight of every layer and head within :data:`WEIGHT_TOL` (absolute);
-- the sentence vectors' cosine similarity within :data:`COSINE_TOL`.
+- the sentence vectors' cosine similarity within :data:`COSINE_TOL`;
+- what the chapter says of Chinese: the vocabulary holds few Chinese characters (under 1% of
+  its entries), and in each plain Chinese sentence of :data:`SENTENCES` most characters
+  become [UNK];
+- what a reader meets: an error (an empty box, a sentence too long) clears the last
+  sentence's explorer and similarity; each [UNK] names the text it stands for; Run pressed
+  with the keyboard keeps the focus on the button (while the model loads, too: in the
+  Chinese visit); a pointer resting where the explorer appears does not choose the query, a pointer
+  that moves does; the explorer is four tab stops whatever the sentence (the layer, the
+  head, the tokens, the grid: the arrow keys move inside), and at 390 px every token and
+  thumbnail is at least 24 x 24 px (WCAG 2.2's minimum target).
 
 The max |difference| reached and the page's timings (load, first map of a 16-token
 sentence) are printed and written to test-artifacts/live-minilm.json, not asserted.
@@ -100,11 +112,12 @@ RUN_ALL_JS = """async ([modelUrl, sentences, pythonIds]) => {
   return {loadMs: loadMs, sentences: out, bytes: model.manifest.bytes + model.manifest.vocab_bytes};
 }"""
 
-FORM_JS = """async ([first, second]) => {
+FORM_JS = """async ([first, second, press]) => {
   const root = document.querySelector('.live-minilm');
+  const button = root.querySelector('button[type=submit]');
   root.querySelector('textarea').value = first;
   root.querySelector('input').value = second;
-  root.querySelector('button[type=submit]').click();
+  if (press !== false) button.click();  // false: the test pressed it with the keyboard
   const progress = root.querySelector('progress');
   const seen = {progress: 0, loading: false};  // the progress bar, while the model loads
   await new Promise((done) => {
@@ -118,8 +131,11 @@ FORM_JS = """async ([first, second]) => {
     };
     setTimeout(poll, 0);
   });
-  const chips = [...root.querySelectorAll('.live-explorer .ae-token')];
-  const pick = (name) => root.querySelector('.live-explorer select[data-ae=' + name + ']');
+  const explorer = root.querySelector('.live-explorer');
+  const chips = [...explorer.querySelectorAll('.ae-token')];
+  const pick = (name) => explorer.querySelector('select[data-ae=' + name + ']');
+  const tabStops = [...explorer.querySelectorAll('button, select, input, [tabindex]')]
+    .filter((e) => e.tabIndex >= 0 && !e.disabled);
   return {
     state: root.dataset.liveState,
     error: root.querySelector('.live-error').textContent,
@@ -133,10 +149,53 @@ FORM_JS = """async ([first, second]) => {
     layer: chips.length ? Number(pick('layer').value) : null,
     head: chips.length ? Number(pick('head').value) : null,
     query: chips.findIndex((c) => c.getAttribute('aria-pressed') === 'true'),
-    explorerHidden: root.querySelector('.live-explorer').hidden,
+    explorerHidden: explorer.hidden,
     progressHidden: progress.hidden,
     seen: seen,
+    stands: chips.map((c) => (c.querySelector('.ae-stands') || {}).textContent || ''),
+    labels: chips.map((c) => c.getAttribute('aria-label')),
+    tabStops: tabStops.map((e) => e.className || e.tagName),
+    focusOnButton: document.activeElement === button,
   };
+}"""
+
+# Three frames: after a change of the page, the browser notes what is under the pointer.
+FRAMES_JS = """async () => {
+  for (let i = 0; i < 3; i++) await new Promise((r) => requestAnimationFrame(() => r()));
+}"""
+
+# The boxes' text, before Run is pressed with the keyboard.
+TYPE_JS = """([first, second]) => {
+  const root = document.querySelector('.live-minilm');
+  root.querySelector('textarea').value = first;
+  root.querySelector('input').value = second;
+  root.dataset.liveState = '';
+}"""
+
+# Where the focus is, which token is the query and which head is selected, in the explorer.
+EXPLORER_STATE_JS = """() => {
+  const explorer = document.querySelector('.live-minilm .live-explorer');
+  const chips = [...explorer.querySelectorAll('.ae-token')];
+  const thumbs = [...explorer.querySelectorAll('.ae-thumb')];
+  const at = (e) => e && [Number(e.dataset.layer), Number(e.dataset.head)];
+  return {
+    query: chips.findIndex((c) => c.getAttribute('aria-pressed') === 'true'),
+    focusChip: chips.indexOf(document.activeElement),
+    tabbableChips: chips.filter((c) => c.tabIndex >= 0).map((c) => chips.indexOf(c)),
+    selected: at(explorer.querySelector('.ae-thumb[aria-pressed=true]')),
+    focusThumb: at(thumbs.includes(document.activeElement) ? document.activeElement : null),
+    tabbableThumbs: thumbs.filter((t) => t.tabIndex >= 0).map(at),
+  };
+}"""
+
+# The smallest width and height of the explorer's tokens and thumbnails, as laid out.
+TARGETS_JS = """() => {
+  const explorer = document.querySelector('.live-minilm .live-explorer');
+  const least = (selector) => {
+    const boxes = [...explorer.querySelectorAll(selector)].map((e) => e.getBoundingClientRect());
+    return [Math.min(...boxes.map((b) => b.width)), Math.min(...boxes.map((b) => b.height))];
+  };
+  return {token: least('.ae-token'), thumb: least('.ae-thumb')};
 }"""
 
 WIDGET_JS = """() => {
@@ -156,6 +215,8 @@ WIDGET_JS = """() => {
 
 
 SECOND = "The animal was too tired to cross the street."
+MIXED = "Attention 注意力 is all you need."  # 注 and 意 are not in the vocabulary
+MIN_TARGET_PX = 24  # WCAG 2.2, 2.5.8 Target Size (Minimum)
 
 
 @functools.cache
@@ -225,7 +286,8 @@ def drive(page, zh: bool, deliberate: set[str]) -> dict:
         out["failed"] = page.evaluate(FORM_JS, [TIRED, ""])
         page.unroute(failing)
         out["after_failure"] = page.evaluate(WIDGET_JS)
-        out["form"] = page.evaluate(FORM_JS, [TIRED, SECOND])
+        out["form"] = _keyboard_run(page, TIRED, SECOND)  # the model loads
+        out["mixed"] = _keyboard_run(page, MIXED, "")
         return out
     ids = [tokenizer()([s])["input_ids"][0].tolist() for s in SENTENCES]
     site = page.url.split("chapters/")[0]  # the edition's root: the model is under its assets
@@ -233,18 +295,67 @@ def drive(page, zh: bool, deliberate: set[str]) -> dict:
     clock.append(time.perf_counter())
     out["form"] = page.evaluate(FORM_JS, [TIRED, SECOND])
     clock.append(time.perf_counter())
+    # the pointer rests on a token that is not the query (the first after [CLS]), then Run
+    # is pressed with the keyboard: the same sentences, so the new explorer appears where
+    # the last one was, under the resting pointer
+    chip = page.locator(".live-minilm .ae-token").nth(1)
+    chip.scroll_into_view_if_needed()
+    box = chip.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    out["sixteen"] = _keyboard_run(page, TIRED, SECOND)  # 16 tokens, the model loaded
+    page.evaluate(FRAMES_JS)  # time for the page to note what is under the pointer
+    out["rested"] = page.evaluate(EXPLORER_STATE_JS)
+    out["explorer"] = _explorer_keys(page, box)
+    clock.append(time.perf_counter())
+    # the page keeps the last of these (a result with [UNK]s) for the visit's audit
     out["bad"] = {
         "empty": page.evaluate(FORM_JS, ["   ", ""]),
         "too_long": page.evaluate(FORM_JS, [TOO_LONG, ""]),
         "second_too_long": page.evaluate(FORM_JS, ["Fine.", TOO_LONG]),
         "unknown": page.evaluate(FORM_JS, ["I ❤ the ☃ snowman", ""]),
     }
-    # 16 tokens, the model loaded; the page keeps this result for the visit's audit
-    out["sixteen"] = page.evaluate(FORM_JS, [TIRED, ""])
     clock.append(time.perf_counter())
     out["seconds"] = dict(
-        zip(("page_and_sentences", "form", "bad_inputs"), np.diff(clock).tolist(), strict=True)
+        zip(
+            ("page_and_sentences", "form", "keyboard_run", "bad_inputs"),
+            np.diff(clock).tolist(),
+            strict=True,
+        )
     )
+    return out
+
+
+def _keyboard_run(page, first: str, second: str) -> dict:
+    """The boxes filled, then Run pressed with the keyboard (the focus on it, Enter)."""
+    page.evaluate(TYPE_JS, [first, second])
+    page.locator(".live-minilm button[type=submit]").focus()
+    page.keyboard.press("Enter")
+    return page.evaluate(FORM_JS, [first, second, False])
+
+
+def _explorer_keys(page, box: dict) -> dict:
+    """The explorer of the last run, by keyboard and pointer: the query's chip and the
+    selected thumbnail take the focus and the arrow keys move it; a pointer that moves
+    chooses the token under it; the sizes of the targets at 390 px."""
+    from . import a11y
+
+    state = lambda: page.evaluate(EXPLORER_STATE_JS)  # noqa: E731
+    out = {}
+    explorer = page.locator(".live-minilm .live-explorer")
+    explorer.locator(".ae-token[aria-pressed='true']").focus()  # the query's chip
+    page.keyboard.press("ArrowRight")
+    out["token_right"] = state()
+    explorer.locator(".ae-thumb[aria-pressed='true']").focus()  # the selected head
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    out["thumb_down_right"] = state()
+    # the pointer moves a little, still over the token it rested on
+    page.mouse.move(box["x"] + box["width"] / 2 + 3, box["y"] + box["height"] / 2 + 1)
+    out["pointer_moved"] = state()
+    page.mouse.move(0, 0)
+    a11y.set_variant(page, "light", 390)
+    out["targets_390"] = page.evaluate(TARGETS_JS)
+    a11y.set_variant(page, "light", 1280)
     return out
 
 
@@ -310,8 +421,13 @@ def check_english(run: dict) -> dict:
         assert message in bad[case]["error"], (case, bad[case])
     for case in ("empty", "too_long", "second_too_long"):
         assert bad[case]["state"] == "error", (case, bad[case])
+        # the last sentence's explorer and similarity are gone with the error
+        assert bad[case]["explorerHidden"] and bad[case]["tokens"] == [], (case, bad[case])
+        assert bad[case]["similarityText"] == "" and bad[case]["similarity"] is None, case
     assert bad["unknown"]["state"] == "done", "words with [UNK] are still computed"
-    assert run["sixteen"]["state"] == "done", run["sixteen"]
+    _stands(bad["unknown"], {"❤": "[UNK] ❤ ", "☃": "[UNK] ☃ "})
+    _chinese_claims(computed["sentences"])
+    _reader_checks(run)
     summary = {
         "sentences": len(SENTENCES),
         "max_abs_weight_difference": max(diffs),
@@ -333,6 +449,59 @@ def check_english(run: dict) -> dict:
     return summary
 
 
+def _stands(form: dict, want: dict[str, str]) -> None:
+    """Each [UNK] of the explorer names the text it stands for, in its words and its label
+    (``want``: that text -> the start of the label)."""
+    unk = [i for i, t in enumerate(form["tokens"]) if t == "[UNK]"]
+    assert [form["stands"][i] for i in unk] == list(want), (form["tokens"], form["stands"])
+    for i, label in zip(unk, want.values(), strict=True):
+        assert form["labels"][i].startswith(label), (form["labels"][i], label)
+    others = [s for i, s in enumerate(form["stands"]) if i not in unk]
+    assert not any(others), f"a token that is not [UNK] says it stands for something: {others}"
+
+
+def _chinese_claims(sentences: list[dict]) -> None:
+    """The chapter's words on Chinese: the vocabulary holds few Chinese characters, so that
+    in a Chinese sentence most characters become [UNK] (the page's own tokenizer)."""
+    from .test_wordpiece import load_tokenizer
+
+    def cjk(text: str) -> list[str]:
+        return [c for c in text if "\u4e00" <= c <= "\u9fff"]
+
+    vocab = load_tokenizer().get_vocab()
+    held = [t for t in vocab if len(t) == 1 and cjk(t)]
+    assert 0 < len(held) < 0.01 * len(vocab), f"{len(held)} of {len(vocab)} are Chinese"
+    plain = [(s, c) for s, c in zip(SENTENCES, sentences, strict=True) if len(cjk(s)) > len(s) / 2]
+    assert plain, "no plain Chinese sentence among SENTENCES"
+    for sentence, c in plain:
+        unknown = c["tokens"].count("[UNK]")
+        assert unknown > len(cjk(sentence)) / 2, (sentence, c["tokens"])
+
+
+def _reader_checks(run: dict) -> None:
+    """Focus, the resting pointer, the tab stops, the arrow keys, the targets' size."""
+    sixteen, rested = run["sixteen"], run["rested"]
+    assert sixteen["state"] == "done", sixteen
+    assert sixteen["focusOnButton"], "Run pressed with the keyboard: the focus left the button"
+    query = sixteen["tokens"].index("it")  # the explorer's first query
+    assert rested["query"] == query, (
+        f"a pointer resting on token {rested['query']} made it the query (want {query})"
+    )
+    # four tab stops: the layer, the head, the query's chip, the selected thumbnail
+    stops = sixteen["tabStops"]
+    assert len(stops) == 4 and len(sixteen["tokens"]) == 16, stops
+    keys = run["explorer"]
+    right = keys["token_right"]
+    assert right["query"] == right["focusChip"] == query + 1, right
+    assert right["tabbableChips"] == [query + 1], right
+    grid = keys["thumb_down_right"]
+    assert grid["selected"] == grid["focusThumb"] == [1, 1] and grid["tabbableThumbs"] == [[1, 1]]
+    moved = keys["pointer_moved"]
+    assert moved["query"] == 1, f"a pointer moving over token 1 did not choose it: {moved}"
+    for kind, (width, height) in keys["targets_390"].items():
+        assert min(width, height) >= MIN_TARGET_PX, f"a {kind} is {width:.1f} x {height:.1f} px"
+
+
 def check_chinese(run: dict) -> None:
     """The Chinese chapter's widget: its words, a failed load, then the example's result."""
     widget = run["widget"]
@@ -347,3 +516,7 @@ def check_chinese(run: dict) -> None:
     assert failed["explorerHidden"]
     assert not run["after_failure"]["disabled"], "the button stays disabled after the failure"
     _form(run["form"])
+    assert run["form"]["focusOnButton"], "Run pressed with the keyboard: the focus left it"
+    mixed = run["mixed"]
+    assert mixed["state"] == "done" and mixed["focusOnButton"], mixed
+    _stands(mixed, {"注": "[UNK] 注 ", "意": "[UNK] 意 "})

@@ -8,7 +8,8 @@ pass (tests/docs/test_browser.py's ``page_reports``; tests/docs/widgets.py finds
 and 390 px) sees the page with the reader's result on it. In the English pages:
 
 - before the reader asks, nothing of the model is fetched; the widget's button names
-  its size, and the model files are at most 200 KB;
+  its size, and the model files are at most 200 kB; the progress label counts the same
+  bytes in the same unit (kB = 1000 bytes), so that its last figure is the button's;
 - bad input gets a clear message: an empty box, symbols outside the task's alphabet,
   too many symbols (the lesson's own ``ValueError`` message), and a weights file that
   fails to load (simulated: the request answers 404), after which a second press loads;
@@ -17,10 +18,16 @@ and 390 px) sees the page with the reader's result on it. In the English pages:
   weight within 1e-4 of the page's PyTorch model (the lesson modules on the original
   float32 weights from the build's results cache), every predicted symbol identical;
 - screenshots of the widget before and after an input, light, dark and at 390 px, in
-  test-artifacts/.
+  test-artifacts/;
+- what a reader meets: Run pressed with the keyboard leaves the focus on the button, also
+  while the model loads;
+  the weight under the pointer (and under the keyboard's cell) is said right under its
+  map, in a live region; at 390 px the longest input's tables (the symbols written,
+  chapter 14's ✗ marks) lie inside the screen, cut into bands, and at 1280 px in one.
 
 In the Chinese pages: the widget's words in Chinese, nothing fetched before the reader asks,
-the empty box's message, then the page's example written as PyTorch writes it.
+the empty box's message, then the page's example (Run pressed with the keyboard, the focus
+kept) written as PyTorch writes it, and the progress label's kB equal to the button's.
 
 The time per answer is printed (the budget is 100 ms), not asserted. test_live_small.py
 keeps the checks of the export that need no browser.
@@ -29,6 +36,7 @@ keeps the checks of the export that need no browser.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,6 +54,7 @@ PAGES = {
 }
 MAX_BYTES = 200 * 1000
 TIMEOUT_MS = 30_000
+NEAR_PX = 40  # a map's readout starts at most this far below the map
 
 # ---- PyTorch: the page's own trained model -----------------------------------------
 
@@ -153,7 +162,58 @@ SUBMIT_JS = """async ({name, text}) => {
   return {state: root.dataset.liveState || "",
           error: root.querySelector('.live-error').textContent,
           status: root.querySelector('.live-status').textContent,
-          button: root.querySelector('button[type="submit"]').textContent};
+          button: root.querySelector('button[type="submit"]').textContent,
+          progress: root.querySelector('progress').getAttribute('aria-label')};
+}"""
+
+# The box's text, then Run pressed with the keyboard (focus on the button, Enter), as a
+# keyboard reader does; returns what SUBMIT_JS returns and where the focus is after it.
+TYPE_JS = """({name, text}) => {
+  const root = document.querySelector(`[data-live-small="${name}"]`);
+  root.querySelector('input[type="text"]').value = text;
+  root.dataset.liveState = "";
+}"""
+AFTER_KEYBOARD_JS = """async (name) => {
+  const root = document.querySelector(`[data-live-small="${name}"]`);
+  const end = Date.now() + 20000;
+  while (!["done", "error"].includes(root.dataset.liveState) && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const button = root.querySelector('button[type="submit"]');
+  const focus = document.activeElement;
+  return {state: root.dataset.liveState || "",
+          error: root.querySelector('.live-error').textContent,
+          status: root.querySelector('.live-status').textContent,
+          progress: root.querySelector('progress').getAttribute('aria-label'),
+          focusOnButton: focus === button,
+          focus: focus ? focus.tagName + (focus.className ? '.' + focus.className : '') : null};
+}"""
+
+# The readouts after the pointer (or the keyboard) chose a cell of map `at`: each readout's
+# words, live region and place, with that map's.
+READOUTS_JS = """({name, at}) => {
+  const root = document.querySelector(`[data-live-small="${name}"]`);
+  const box = (e) => { const r = e.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  return {
+    map: box(root.querySelectorAll('canvas')[at]),
+    readouts: [...root.querySelectorAll('.ls-readout')].map((r) => ({
+      text: r.textContent, live: r.getAttribute('aria-live'), box: box(r)})),
+  };
+}"""
+
+# Where every cell of the result's tables lies, against the screen's width.
+TABLES_JS = """(name) => {
+  const root = document.querySelector(`[data-live-small="${name}"]`);
+  const tables = [...root.querySelectorAll('.ls-table')];
+  return {
+    width: document.documentElement.clientWidth,
+    bands: tables.map((t) => t.querySelectorAll('tbody').length),
+    scroll: tables.map((t) => [t.scrollWidth, t.clientWidth]),
+    cells: tables.flatMap((t) => [...t.querySelectorAll('th, td')].map((c) => ({
+      text: c.textContent, right: c.getBoundingClientRect().right,
+      wrong: c.classList.contains('ls-wrong')}))),
+  };
 }"""
 
 
@@ -206,6 +266,13 @@ def _drive(page, name: str, zh: bool, deliberate: set[str], fetched: list[str]) 
         f"""() => document.querySelector('[data-live-small="{name}"] form') !== null"""
     )
     submit = lambda text: page.evaluate(SUBMIT_JS, {"name": name, "text": text})  # noqa: E731
+
+    def keyboard(text):  # Run pressed with the keyboard
+        page.evaluate(TYPE_JS, {"name": name, "text": text})
+        root.locator('button[type="submit"]').focus()
+        page.keyboard.press("Enter")
+        return page.evaluate(AFTER_KEYBOARD_JS, name)
+
     out: dict = {
         "size": int(root.get_attribute("data-bytes")),
         "examples": json.loads(root.get_attribute("data-examples")),
@@ -216,7 +283,7 @@ def _drive(page, name: str, zh: bool, deliberate: set[str], fetched: list[str]) 
     if zh:
         out["empty"] = submit("")
         out["fetched_before"] = list(fetched)
-        out["shown"] = submit(" ".join(map(str, examples[-1])))
+        out["shown"] = keyboard(" ".join(map(str, examples[-1])))  # the model loads here
         out["written"] = page.evaluate(WRITTEN_JS, name)
         return out
     out["shots"] = [str(s) for s in _screenshots(page, root, name, "before", ARTIFACTS)]
@@ -238,14 +305,34 @@ def _drive(page, name: str, zh: bool, deliberate: set[str], fetched: list[str]) 
     config = model_config(model, name)
     symbols, max_len = config["symbols"], config["max_len"]
     out["outside_text"] = "3 1 x 99" if name == "causal-copy" else "3 0 12 x"
-    out["outside"] = submit(out["outside_text"])
+    # the model loads here: Run pressed with the keyboard, which the load must not lose
+    out["outside"] = keyboard(out["outside_text"])
     out["refused"] = submit(" ".join(str(symbols[1]) for _ in range(max_len + 1)))
 
-    # a reader's input: a result, announced (the visit's audit sees the page with it)
-    out["shown"] = submit(" ".join(map(str, examples[-1])))
-    out["polite"] = root.locator('[aria-live="polite"]').text_content()
+    # a reader's input, Run pressed with the keyboard: a result, announced
+    out["shown"] = keyboard(" ".join(map(str, examples[-1])))
+    out["polite"] = root.locator(".live-status").text_content()
     out["canvases"] = root.locator("canvas").count()
+    # the weight under the pointer, on the first map; then the keyboard's, on the last
+    canvas = root.locator("canvas").first
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.1, box["y"] + box["height"] * 0.95)
+    out["hovered"] = page.evaluate(READOUTS_JS, {"name": name, "at": 0})
+    last = out["canvases"] - 1
+    root.locator("canvas").nth(last).focus()
+    page.keyboard.press("ArrowDown")
+    out["keyed"] = page.evaluate(READOUTS_JS, {"name": name, "at": last})
+    page.mouse.move(0, 0)
     out["shots"] += [str(s) for s in _screenshots(page, root, name, "after", ARTIFACTS)]
+    # the longest input the model takes: its tables inside a phone's screen, and in one band
+    # at 1280 px (the visit's audit then sees this result)
+    out["longest"] = submit(" ".join(map(str, random_inputs(symbols, [max_len], seed=39)[0])))
+    out["tables_1280"] = page.evaluate(TABLES_JS, name)
+    a11y.set_variant(page, "light", 390)
+    page.wait_for_timeout(100)  # the widget re-cuts its tables in the next frame
+    out["tables_390"] = page.evaluate(TABLES_JS, name)
+    a11y.set_variant(page, "light", 1280)
 
     # many inputs through the page's own forward passes, in one evaluate
     if name == "causal-copy":
@@ -277,7 +364,7 @@ def check_english(name: str, run: dict) -> dict:
     config = model_config(model, name)
     symbols, max_len = config["symbols"], config["max_len"]
     size = run["size"]
-    assert f"{size / 1000:.1f} KB" in run["button"], f"the button does not name the size: {run}"
+    _same_kilobytes(run["size"], run["button"], run["outside"]["progress"])
     limit = f"at most {max_len}"
     assert limit in run["label"], f"the box's label does not say {limit!r}: {run['label']!r}"
     assert run["fetched_before"] == [], f"fetched before the reader asked: {run['fetched_before']}"
@@ -301,6 +388,7 @@ def check_english(name: str, run: dict) -> dict:
     assert " ms" in shown["status"], shown
     assert run["polite"] == shown["status"]
     assert run["canvases"] > 0
+    _reader_checks(run)
     inputs, got = run["inputs"], run["got"]
     assert len(inputs) >= 20
     assert sum(run["sizes"].values()) == size, f"data-bytes {size} is not what was fetched: {run}"
@@ -334,16 +422,59 @@ def check_chinese(name: str, run: dict) -> None:
     """The Chinese page's widget: its words in Chinese, its size named, nothing fetched
     before the reader asks, then the page's example written as PyTorch writes it."""
     assert run["label"].startswith("你的"), run
-    assert f"{run['size'] / 1000:.1f} KB" in run["button"] and "加载" in run["button"], run
+    assert "加载" in run["button"], run
+    _same_kilobytes(run["size"], run["button"], run["shown"]["progress"])
     assert run["fetched_before"] == [], run["fetched_before"]
     empty = run["empty"]
     assert empty["state"] == "error" and "请先输入" in empty["error"], empty
     shown = run["shown"]
     assert shown["state"] == "done" and shown["error"] == "", shown
+    assert shown["focusOnButton"], f"Run pressed with the keyboard lost the focus: {shown}"
     model = reference_model(name)
     ids = run["examples"][-1]
     want = (causal_reference if name == "causal-copy" else seq2seq_reference)(model, ids)
     assert run["written"] == want["written"], (ids, run["written"], want["written"])
+
+
+def _same_kilobytes(size: int, button: str, label: str | None) -> None:
+    """The button and the progress label name the same bytes in one unit: kB, 1000 bytes.
+    ``label``: the progress label after the first load that succeeded, "<got> kB of <total>
+    kB" (or "/"): both figures are the button's."""
+    figure = f"{size / 1000:.1f} kB"
+    assert figure in button, f"the button does not name {figure}: {button!r}"
+    label = label or ""
+    shown = re.findall(r"(\d+(?:\.\d+)?) ?([kKM]i?B)", label)
+    assert shown and all(f"{n} {unit}" == figure for n, unit in shown), (
+        f"the progress label {label!r} does not end at the button's {figure}"
+    )
+
+
+def _reader_checks(run: dict) -> None:
+    """The keyboard's focus, the readouts by their maps, the tables on a phone."""
+    for press in (run["outside"], run["shown"]):  # loading the model, then computing
+        assert press["focusOnButton"], f"Run pressed with the keyboard lost the focus: {press}"
+    for how, got in (("the pointer", run["hovered"]), ("the keyboard", run["keyed"])):
+        said = [r for r in got["readouts"] if r["text"]]
+        assert len(said) == 1, f"{how}: {len(said)} readouts say a weight: {got['readouts']}"
+        readout, canvas = said[0], got["map"]
+        assert readout["live"] == "polite", f"{how}: the readout is not announced: {readout}"
+        below = readout["box"]["top"] - canvas["bottom"]
+        beside = min(readout["box"]["right"], canvas["right"]) - max(
+            readout["box"]["left"], canvas["left"]
+        )
+        assert 0 <= below <= NEAR_PX and beside > 0, (
+            f"{how}: the readout is {below:.0f} px below the map it reads ({readout}, {canvas})"
+        )
+        assert re.search(r"\d\.\d{3}$", readout["text"]), readout
+    longest = run["longest"]
+    assert longest["state"] == "done", longest
+    for width, tables in (("1280", run["tables_1280"]), ("390", run["tables_390"])):
+        outside = [c for c in tables["cells"] if c["right"] > tables["width"] + 0.5]
+        assert outside == [], f"at {width} px, cells lie off the screen: {outside[:5]}"
+        assert all(s <= c for s, c in tables["scroll"]), f"a table scrolls at {width} px: {tables}"
+    # cut where the width asks for it, not more: fewer bands on the wide screen
+    wide, narrow = sum(run["tables_1280"]["bands"]), sum(run["tables_390"]["bands"])
+    assert wide < narrow, f"{wide} bands at 1280 px, {narrow} at 390 px"
 
 
 def model_config(model, name: str) -> dict:

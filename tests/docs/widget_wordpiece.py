@@ -65,7 +65,7 @@ EVALUATE_JS = r"""async (argsJson) => {
   out.vocabSize = tok.vocabSize;
   out.encoded = sentences.map((s) => {
     const e = tok.encode(s);
-    return {tokens: e.tokens, ids: e.ids, unknown: e.unknown};
+    return {tokens: e.tokens, ids: e.ids, unknown: e.unknown, unknownAt: e.unknownAt};
   });
   // The sweep: the same texts as sweep_chunks() builds, their ids without [CLS] and [SEP].
   t = performance.now();
@@ -180,10 +180,17 @@ def check(out: dict, site) -> dict:
     wrong = _first_differences(want, got, sentences)
     n_wrong = sum(w != g for w, g in zip(want, got, strict=True))
     assert not wrong, f"{n_wrong} of {len(sentences)} texts differ:\n" + "\n".join(wrong)
-    # `unknown` lists a word for each [UNK] that is not an [UNK] typed in the text.
-    for s, o in zip(sentences, out["encoded"], strict=True):
+    # `unknown` lists a word for each [UNK] that is not an [UNK] typed in the text, and
+    # `unknownAt` where that [UNK] is: the word is the text `tokenizers` maps that token to
+    # (its offsets), normalised (what the explorer shows beside the [UNK]).
+    for s, o, e in zip(sentences, out["encoded"], expected, strict=True):
         typed = s.count("[UNK]")
         assert len(o["unknown"]) == o["tokens"].count("[UNK]") - typed, (s, o["unknown"])
+        assert len(o["unknownAt"]) == len(o["unknown"]), (s, o["unknownAt"])
+        for at, word in zip(o["unknownAt"], o["unknown"], strict=True):
+            start, end = e.offsets[at]
+            text = tokenizer.normalizer.normalize_str(s[start:end]).strip()
+            assert (o["tokens"][at], word) == ("[UNK]", text), (s, at, word, text)
 
     assert len(out["sweep"]) == len(chunks)
     wanted = tokenizer.encode_batch(chunks, add_special_tokens=False)

@@ -67,16 +67,22 @@
 
   /**
    * The model `name`: {manifest, config, params}, params[name] a tensor per entry of
-   * the state_dict (a shared table under both names). onProgress(bytes, total).
+   * the state_dict (a shared table under both names). onProgress(bytes, total) counts
+   * both files, the JSON and the weights: the bytes the widget's button names
+   * (data-bytes, site_tools/live_small.py's export_size).
    */
   async function load(name, onProgress) {
     const { tensor } = ops();
     const url = new URL("../live/small/" + name + ".json", SCRIPT_URL);
-    const manifest = await (await fetchChecked(url)).json();
+    const text = new Uint8Array(await (await fetchChecked(url)).arrayBuffer());
+    const manifest = JSON.parse(new TextDecoder().decode(text));
     if (manifest.format !== 1) throw new LoadError("unknown format " + manifest.format, url.href);
-    const total = manifest.weights_bytes;
+    const head = text.length; // the JSON's bytes, then the weights'
+    const total = head + manifest.weights_bytes;
     const progress = onProgress || (() => {});
-    const buffer = await fetchBytes(new URL(manifest.weights, url), total, (got) => progress(got, total));
+    progress(head, total);
+    const buffer = await fetchBytes(new URL(manifest.weights, url), manifest.weights_bytes,
+      (got) => progress(head + got, total));
     const params = {};
     for (const [key, t] of Object.entries(manifest.tensors)) {
       if (t.same_as) continue;
@@ -285,7 +291,8 @@
   // ==== the widget ===========================================================
 
   const ZH = (document.documentElement.lang || "").slice(0, 2) === "zh";
-  const KB = (bytes) => (bytes / 1000).toFixed(1) + " KB";
+  // kB: 1000 bytes (the SI prefix; KiB would be 1024), in the button and the progress alike
+  const KB = (bytes) => (bytes / 1000).toFixed(1) + " kB";
   const symbolRange = (s) => s[0] + "–" + s[s.length - 1];
   const T = ZH ? {
     box: {
@@ -315,6 +322,7 @@
     head: (l, h) => "第 " + l + " 层第 " + h + " 头",
     mapLabel: (title, rows) => title + "。每一行权重最大的键：" + rows,
     readout: (q, k, w) => "查询 " + q + " → 键 " + k + "：" + w,
+    titled: (title) => title + "：",
   } : {
     box: {
       "causal-lm": (s, max) => "Your sequence: digits " + symbolRange(s) + ", at most " + max,
@@ -343,6 +351,7 @@
     head: (l, h) => "layer " + l + ", head " + h,
     mapLabel: (title, rows) => title + ". The key with most weight in each row: " + rows,
     readout: (q, k, w) => "query " + q + " → key " + k + ": " + w,
+    titled: (title) => title + ": ",
   };
 
   function el(tag, attrs, text) {
@@ -352,29 +361,66 @@
     return node;
   }
 
-  /** A row-by-row table: [[header, cells, wrongFlags?], ...]; it scrolls sideways when narrow. */
+  /**
+   * A row-by-row table: [[header, cells, wrongFlags?], ...], every row as long. Where the
+   * widget is too narrow for all its columns (a phone), the columns are cut into bands,
+   * one under the other, each with the row headers again: nothing hides to the right.
+   * fitTable() cuts it for the width it has; the widget calls it again when that changes.
+   */
   function table(rows, name) {
-    // focusable, so that a keyboard can scroll it too
-    const wrap = el("div", { class: "ls-table", tabindex: "0", role: "region", "aria-label": name });
-    const t = el("table", { class: "ls-grid" }); // a class: none of the theme's own table styles
-    for (const [head, cells, wrong] of rows) {
-      const tr = el("tr");
-      tr.append(el("th", { scope: "row" }, head));
-      cells.forEach((c, i) => {
-        const td = el("td", wrong && wrong[i] ? { class: "ls-wrong" } : {}, String(c) + (wrong && wrong[i] ? " ✗" : ""));
-        tr.append(td);
-      });
-      t.append(tr);
-    }
-    wrap.append(t);
+    const wrap = el("div", { class: "ls-table" });
+    wrap.lsRows = rows;
+    wrap.lsName = name;
+    bandTable(wrap, rows[0][1].length);
     return wrap;
+  }
+
+  /** The table in bands of `per` columns (tbodies of one table: the columns line up). */
+  function bandTable(wrap, per) {
+    const rows = wrap.lsRows;
+    const n = rows[0][1].length;
+    // a class: none of the theme's own table styles
+    const t = el("table", { class: "ls-grid", "aria-label": wrap.lsName });
+    for (let start = 0; start < n; start += per) {
+      const band = el("tbody");
+      for (const [head, cells, wrong] of rows) {
+        const tr = el("tr");
+        tr.append(el("th", { scope: "row" }, head));
+        for (let i = start; i < Math.min(n, start + per); i++) {
+          const bad = wrong && wrong[i];
+          tr.append(el("td", bad ? { class: "ls-wrong" } : {}, String(cells[i]) + (bad ? " ✗" : "")));
+        }
+        band.append(tr);
+      }
+      t.append(band);
+    }
+    wrap.replaceChildren(t);
+    wrap.lsPer = per;
+  }
+
+  /** As many columns per band as the width holds, the bands as even as they can be. */
+  function fitTable(wrap) {
+    const n = wrap.lsRows[0][1].length;
+    const width = wrap.clientWidth;
+    if (!width) return; // not laid out (hidden): left as it is
+    bandTable(wrap, n);
+    const t = wrap.firstChild;
+    if (t.offsetWidth <= width) return;
+    const widest = (selector) => Math.max(0, ...[...t.querySelectorAll(selector)].map((c) => c.offsetWidth));
+    let per = Math.max(1, Math.floor((width - widest("th")) / Math.max(1, widest("td"))));
+    per = Math.ceil(n / Math.ceil(n / per)); // 16 in 2 bands of 8, not 11 and 5
+    bandTable(wrap, per);
+    while (per > 1 && wrap.firstChild.offsetWidth > width) bandTable(wrap, --per);
   }
 
   /**
    * One heatmap: weights [H, L, S] of head h, drawn on a canvas (one cell per weight,
    * white -> indigo), hidden cells hatched; described in its label for screen readers.
+   * Under the map, its readout: the weight under the pointer (or the keyboard's cell),
+   * announced (aria-live). `readouts.shown` is the widget's readout that has words, so
+   * that one map at a time shows them.
    */
-  function heatmap(weights, h, title, rowNames, colNames, allowed, readout) {
+  function heatmap(weights, h, title, rowNames, colNames, allowed, readouts) {
     const [, L, S] = weights.shape;
     const cell = Math.max(8, Math.min(28, Math.floor(260 / Math.max(L, S))));
     const canvas = el("canvas", { width: String(S * cell), height: String(L * cell), role: "img", tabindex: "0" });
@@ -404,9 +450,17 @@
       best.push(rowNames[i] + "→" + colNames[b]);
     }
     canvas.setAttribute("aria-label", T.mapLabel(title, best.join(", ")));
+    const readout = el("p", { class: "ls-readout", "aria-live": "polite", "aria-atomic": "true" });
+    let said = null; // the cell the readout says
     const show = (i, j) => {
+      if (readouts.shown === readout && said === i + "," + j) return; // said already
+      if (readouts.shown && readouts.shown !== readout) readouts.shown.replaceChildren();
+      readouts.shown = readout;
+      said = i + "," + j;
       const w = weights.data[(h * L + i) * S + j];
-      readout.textContent = title + ": " + T.readout(rowNames[i], colNames[j], w.toFixed(3));
+      // the title is above the map; a screen reader hears it with the weight
+      readout.replaceChildren(el("span", { class: "a11y-visually-hidden" }, T.titled(title)),
+        T.readout(rowNames[i], colNames[j], w.toFixed(3)));
     };
     canvas.addEventListener("mousemove", (e) => {
       const box = canvas.getBoundingClientRect();
@@ -425,16 +479,16 @@
       show(at[0], at[1]);
     });
     const figure = el("figure", { class: "ls-map" });
-    figure.append(canvas, el("figcaption", {}, title));
+    figure.append(el("figcaption", {}, title), canvas, readout);
     return figure;
   }
 
-  function mapGroup(caption, list, rowNames, colNames, allowed, readout) {
+  function mapGroup(caption, list, rowNames, colNames, allowed, readouts) {
     const group = el("div");
     group.append(el("p", { class: "ls-caption" }, caption));
     const maps = el("div", { class: "ls-maps" });
     list.forEach((w, l) => {
-      for (let h = 0; h < w.shape[0]; h++) maps.append(heatmap(w, h, T.head(l, h), rowNames, colNames, allowed, readout));
+      for (let h = 0; h < w.shape[0]; h++) maps.append(heatmap(w, h, T.head(l, h), rowNames, colNames, allowed, readouts));
     });
     group.append(maps);
     return group;
@@ -499,16 +553,16 @@
       const r = causalLM(model, ids);
       const written = generate(model, ids, c.max_len - ids.length);
       const ms = performance.now() - start;
-      const readout = el("p", { class: "ls-readout" });
+      const readouts = {};
       const names = ids.map((t, i) => i + ":" + t);
       result.replaceChildren(
         el("p", { class: "ls-caption" }, T.predicted),
         table([["t", ids.map((_, i) => i)], [T.input, ids], [T.next, r.predictions]], T.predicted),
         el("p", { class: "ls-caption" }, ids.length < c.max_len ? T.written(c.max_len, c.max_len - ids.length) : T.nothingWritten(c.max_len)),
-        table([[T.output, written.map((t, i) => (i < ids.length ? t : "→" + t))]], T.output),
-        mapGroup(T.maps, r.weights, names, names, (i, j) => j <= i, readout),
-        readout,
+        table([["t", written.map((_, i) => i)], [T.output, written.map((t, i) => (i < ids.length ? t : "→" + t))]], T.output),
+        mapGroup(T.maps, r.weights, names, names, (i, j) => j <= i, readouts),
       );
+      fitTables();
       status.textContent = T.doneCausal(c.num_layers, c.num_heads, ids.length, ms.toFixed(1));
       return { ids: ids, predictions: r.predictions, written: written, weights: r.weights, ms: ms };
     }
@@ -521,24 +575,44 @@
       const ms = performance.now() - start;
       const wrong = r.written.map((t, i) => t !== ids[i]);
       const wrongAt = wrong.map((w, i) => (w ? i : -1)).filter((i) => i >= 0);
-      const readout = el("p", { class: "ls-readout" });
+      const readouts = {};
       const inNames = ids.map((t, i) => "in " + i + ":" + t);
       const outNames = r.written.map((t, i) => "out " + i + ":" + t);
       result.replaceChildren(
         table([["t", ids.map((_, i) => i)], [T.source, ids], [T.output, r.written, wrong]], T.output),
         el("p", { class: "ls-caption" }, wrongAt.length ? T.wrongAt(wrongAt.join(", ")) : ""),
-        mapGroup(T.encoderMaps, r.encoderWeights, inNames, inNames, null, readout),
-        mapGroup(T.selfMaps, r.selfWeights, outNames, outNames, (i, j) => j <= i, readout),
-        mapGroup(T.crossMaps, r.crossWeights, outNames, inNames, null, readout),
-        readout,
+        mapGroup(T.encoderMaps, r.encoderWeights, inNames, inNames, null, readouts),
+        mapGroup(T.selfMaps, r.selfWeights, outNames, outNames, (i, j) => j <= i, readouts),
+        mapGroup(T.crossMaps, r.crossWeights, outNames, inNames, null, readouts),
       );
+      fitTables();
       status.textContent = T.doneSeq(ids.length, wrongAt.length, ms.toFixed(1));
       return { ids: ids, written: r.written, wrong: wrongAt, ms: ms };
     }
 
+    // the tables' bands follow the widget's width (a phone turned, a window resized)
+    const fitTables = () => result.querySelectorAll(".ls-table").forEach(fitTable);
+    let width = 0;
+    let pending = 0;
+    if (window.ResizeObserver) {
+      new ResizeObserver(() => {
+        if (pending || result.clientWidth === width) return;
+        // the next frame: re-cutting the tables here would resize what is observed
+        pending = requestAnimationFrame(() => {
+          pending = 0;
+          width = result.clientWidth;
+          fitTables();
+        });
+      }).observe(result);
+    }
+
+    let busy = false;
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
-      button.disabled = true;
+      if (busy) return; // one run at a time
+      busy = true;
+      // aria-disabled, not disabled: a disabled button loses the keyboard's focus
+      button.setAttribute("aria-disabled", "true");
       root.dataset.liveState = "busy";
       error.textContent = "";
       try {
@@ -556,7 +630,8 @@
         result.replaceChildren();
         root.dataset.liveState = "error";
       } finally {
-        button.disabled = false;
+        busy = false;
+        button.removeAttribute("aria-disabled");
       }
     });
   }

@@ -657,7 +657,8 @@
     fileUrl: "这个页面是从 file:// 打开的：Chromium 不允许页面从 file:// 读取文件（fetch），所以这里加载不了模型。"
       + "请通过 http:// 打开本站，例如在站点目录中运行 python -m http.server。",
     noTokenizer: "分词器脚本（wordpiece.js）没有加载，无法切分句子。",
-    caption: "MiniLM 在你的句子上的每一个头。把鼠标移到某个词元上、点按或聚焦它，即可把它设为查询。",
+    caption: "MiniLM 在你的句子上的每一个头。把鼠标移到某个词元上、点按或聚焦它，即可把它设为查询。"
+      + "[UNK] 旁边写着它代替的原文。",
   } : {
     first: "Your sentence", second: "A second sentence, to compare the sentence vectors (optional)",
     load: (b) => "Load MiniLM (" + MB(b) + ") and run", run: "Run",
@@ -673,7 +674,8 @@
     fileUrl: "This page was opened from file://: Chromium does not let a page fetch files from file://, so the model "
       + "cannot load here. Open the site over http://, e.g. run python -m http.server in the site's folder.",
     noTokenizer: "The tokenizer's script (wordpiece.js) did not load, so the sentence cannot be cut into tokens.",
-    caption: "Every head of MiniLM on your sentence. Hover, tap or focus a token to make it the query.",
+    caption: "Every head of MiniLM on your sentence. Hover, tap or focus a token to make it the query. "
+      + "An [UNK] shows the text it stands for beside it.",
   };
 
   /** model.json's tokenizer options (tokenizer.json's names) -> wordpiece.js's names. */
@@ -747,6 +749,15 @@
       return tokenizer.encode(text);
     }
 
+    /** No explorer, no similarity: what a failed run leaves (never the last sentence's). */
+    function clearResult() {
+      figure.hidden = true;
+      const old = figure.querySelector(".ae-root");
+      if (old) old.remove();
+      similarity.textContent = "";
+      root.liveResult = null;
+    }
+
     async function run() {
       error.textContent = "";
       const text = firstBox.value;
@@ -766,8 +777,12 @@
       const H = model.config.num_heads;
       const L = first.ids.length;
       const query = Math.min(L - 1, first.tokens.indexOf("it") >= 0 ? first.tokens.indexOf("it") : 1);
+      // each [UNK] with the word it stands for (as the tokenizer normalised it)
+      const stands = first.tokens.map(() => "");
+      first.unknownAt.forEach((at, k) => { stands[at] = first.unknown[k]; });
       window.AttentionExplorer.show(figure, {
         tokens: first.tokens,
+        stands: stands,
         layers: n,
         heads: H,
         start: { layer: 0, head: 0, token: query },
@@ -793,9 +808,13 @@
       root.liveResult = { tokens: first.tokens, ids: first.ids, weights: r.weights, mapMs: mapMs, similarity: sim };
     }
 
+    let busy = false;
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
-      button.disabled = true;
+      if (busy) return; // one run at a time
+      busy = true;
+      // aria-disabled, not disabled: a disabled button loses the keyboard's focus
+      button.setAttribute("aria-disabled", "true");
       root.dataset.liveState = "busy";
       try {
         await run();
@@ -804,9 +823,11 @@
           : e instanceof TypeError && /fetch/i.test(e.message) ? (location.protocol === "file:" ? T.fileUrl : T.loadFailed(e.message, root.dataset.liveModel))
           : e.message;
         status.textContent = "";
+        clearResult();
         root.dataset.liveState = "error";
       } finally {
-        button.disabled = false;
+        busy = false;
+        button.removeAttribute("aria-disabled");
         if (root.dataset.liveState === "busy") root.dataset.liveState = "idle";
       }
     });

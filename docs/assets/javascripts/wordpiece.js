@@ -43,7 +43,8 @@
  *   tok.encode("The animal didn't cross.")
  *     -> {tokens: ["[CLS]", "the", "animal", "didn", "'", "t", "cross", ".", "[SEP]"],
  *         ids: [101, 1996, 4111, 2134, 1005, 1056, 2892, 1012, 102],
- *         unknown: []}        // the words that became [UNK], as normalized
+ *         unknown: [],        // the words that became [UNK], as normalized
+ *         unknownAt: []}      // where each of them is in tokens
  *
  * vocabText is BERT's vocab.txt: one token per line, id = line number from 0.
  * options (defaults = MiniLM's tokenizer.json): lowercase (true), stripAccents
@@ -388,6 +389,7 @@
       }
       const tokens = [o.clsToken];
       const unknown = [];
+      const unknownAt = [];
       for (const piece of splitAddedTokens(text, o.addedTokens)) {
         if (piece.token !== undefined) {
           tokens.push(piece.token);
@@ -396,6 +398,7 @@
         for (const word of preTokenize(normalize(codePoints(piece.text), o))) {
           const pieces = wordPiece(word);
           if (pieces === null) {
+            unknownAt.push(tokens.length);
             tokens.push(o.unkToken);
             unknown.push(word);
           } else {
@@ -404,7 +407,7 @@
         }
       }
       tokens.push(o.sepToken);
-      return { tokens, ids: tokens.map((t) => vocab.get(t)), unknown };
+      return { tokens, ids: tokens.map((t) => vocab.get(t)), unknown, unknownAt };
     }
 
     return { encode, vocabSize: vocab.size, options: o };
