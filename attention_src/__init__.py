@@ -25,16 +25,41 @@ from .decoder import (
 from .efficient import FastMultiHeadAttention, tiled_attention
 from .encoder import Encoder, EncoderLayer
 from .encoder_decoder import DecoderLayer, EncoderDecoder
-from .experiments.classifier import EncoderClassifier, order_task_batch
-from .experiments.copy_task import copy_task_batch, train_copy_model
-from .experiments.partner import partner_batch, train_partner_attention
-from .experiments.position_schemes import run_position_experiment
+from .experiments.classifier import (
+    PAD,
+    TOKEN_A,
+    TOKEN_B,
+    EncoderClassifier,
+    order_task_batch,
+)
+from .experiments.copy_task import (
+    copy_task_batch,
+    next_token_loss,
+    train_copy_model,
+)
+from .experiments.partner import (
+    partner_accuracy,
+    partner_batch,
+    partner_of,
+    train_partner_attention,
+)
+from .experiments.position_schemes import (
+    POSITION_SCHEMES,
+    PositionTagger,
+    offset_accuracy,
+    offset_batch,
+    run_position_experiment,
+    tagger_attention,
+    tagger_mask,
+    train_position_tagger,
+)
 from .experiments.seq2seq_task import (
     accuracy_by_length,
     accuracy_by_position,
     make_seq2seq_batch,
     probe_final_state,
     run_seq2seq_experiment,
+    teacher_forcing_loss,
     train_seq2seq,
 )
 from .experiments.tagger import (
@@ -43,6 +68,7 @@ from .experiments.tagger import (
     previous_token_accuracy,
     previous_token_batch,
     run_tagger_experiment,
+    tagging_loss,
     train_tagger,
 )
 from .experiments.tasks import (
@@ -59,12 +85,16 @@ from .experiments.tasks import (
     rotate_batch,
     sorting_batch,
     task_batch,
+    task_loss,
     token_influence,
     train_task_model,
     weight_on_expected,
     zero_values,
 )
 from .experiments.training import (
+    OPTIMIZERS,
+    accuracy,
+    classifier_loss,
     train,
     train_loop,
     train_order_classifier,
@@ -86,7 +116,24 @@ from .latent_attention import (
 )
 from .masks import causal_mask, document_mask, padding_mask, prefix_lm_mask
 from .models import load_minilm, load_smollm2
-from .models.gguf_weights import unpermute_qk
+from .models.gguf_weights import (
+    Q4_1_BLOCK_BYTES,
+    SMOLLM2_SHA256,
+    decode_q4_1,
+    q4_1_block,
+    read_smollm2,
+    smollm2_path,
+    unpermute_qk,
+)
+from .models.minilm import (
+    MINILM_SHA256,
+    BertEmbedding,
+    MiniLM,
+    MiniLMTokenizer,
+    mean_pool,
+    minilm_dir,
+)
+from .models.smollm2 import LlamaBlock, LlamaDecoder, SmolLM2Tokenizer
 from .multi_head import MultiHeadAttention, merge_heads, split_heads
 from .plotting import figure_to_svg, plot_attention, plot_attention_grid
 from .positional import (
@@ -95,9 +142,16 @@ from .positional import (
     sinusoidal_positional_encoding,
     sinusoidal_shift_matrix,
 )
-from .projections import PartnerAttention
+from .projections import PROJECTIONS, PartnerAttention
 from .rmsnorm import RMSNorm
-from .rope import RotaryEmbedding, apply_rope, rope_angles, rope_rotate
+from .rope import (
+    RotaryEmbedding,
+    apply_rope,
+    rope_angles,
+    rope_rotate,
+    rotate_half,
+    rotate_pairs,
+)
 from .scaled_dot_product import scaled_dot_product_attention
 from .scaling import (
     random_dot_products,
@@ -112,7 +166,7 @@ from .seq2seq import BOS, Seq2SeqAttentionGRU, Seq2SeqGRU, shift_right
 from .soft_lookup import AdditiveAttention, hard_lookup, soft_lookup
 from .softmax import softmax
 from .swiglu import SwiGLU
-from .windows import sliding_window_mask
+from .windows import banded_attention, receptive_field, sliding_window_mask
 
 __all__ = [
     # chapter 1: Why attention: the Seq2Seq bottleneck
@@ -122,19 +176,24 @@ __all__ = [
     "Seq2SeqGRU",
     "Seq2SeqAttentionGRU",
     "train_seq2seq",
+    "teacher_forcing_loss",
+    "train",
+    "OPTIMIZERS",
     "accuracy_by_length",
     "accuracy_by_position",
     "run_seq2seq_experiment",
     "probe_final_state",
-    "train",
     # chapter 2: Attention as a soft lookup
     "hard_lookup",
     "soft_lookup",
     "AdditiveAttention",
     # chapter 3: Where Q, K and V come from
     "SelfAttention",
+    "PROJECTIONS",
+    "partner_of",
     "partner_batch",
     "PartnerAttention",
+    "partner_accuracy",
     "train_partner_attention",
     # chapter 4: Scaled dot-product attention
     "softmax",
@@ -162,6 +221,7 @@ __all__ = [
     "previous_token_batch",
     "OneLayerTagger",
     "train_tagger",
+    "tagging_loss",
     "previous_token_accuracy",
     "run_tagger_experiment",
     # chapter 9: The rest of the block: feed-forward, residuals, LayerNorm
@@ -170,7 +230,12 @@ __all__ = [
     "EncoderLayer",
     "Encoder",
     "EncoderClassifier",
+    "PAD",
+    "TOKEN_A",
+    "TOKEN_B",
     "order_task_batch",
+    "accuracy",
+    "classifier_loss",
     "train_loop",
     "train_order_classifier",
     # chapter 11: Training a deep stack
@@ -180,6 +245,7 @@ __all__ = [
     "CausalLM",
     "copy_task_batch",
     "train_copy_model",
+    "next_token_loss",
     # chapter 13: Attention maps of trained models
     "TASKS",
     "TaskBatch",
@@ -192,6 +258,7 @@ __all__ = [
     "TaskModel",
     "init_task_model",
     "train_task_model",
+    "task_loss",
     "load_task_model",
     "weight_on_expected",
     "argmax_match",
@@ -221,12 +288,27 @@ __all__ = [
     "kv_cache_bytes_per_token",
     # chapter 18: A real encoder: MiniLM reads a sentence
     "load_minilm",
+    "MiniLM",
+    "BertEmbedding",
+    "MiniLMTokenizer",
+    "mean_pool",
+    "minilm_dir",
+    "MINILM_SHA256",
     # chapter 19: Rotary position embedding
     "rope_angles",
+    "rotate_half",
+    "rotate_pairs",
     "rope_rotate",
     "apply_rope",
     "RotaryEmbedding",
+    "POSITION_SCHEMES",
+    "tagger_attention",
+    "tagger_mask",
+    "PositionTagger",
+    "train_position_tagger",
+    "offset_accuracy",
     "run_position_experiment",
+    "offset_batch",
     # chapter 20: Sharing keys and values: MQA and GQA
     "repeat_kv",
     "grouped_query_attention",
@@ -237,6 +319,8 @@ __all__ = [
     "latent_cache_bytes_per_token",
     # chapter 22: Windows and biases
     "sliding_window_mask",
+    "banded_attention",
+    "receptive_field",
     "alibi_slopes",
     "alibi_bias",
     # chapter 23: FlexAttention: your own mask and bias
@@ -247,7 +331,16 @@ __all__ = [
     "RMSNorm",
     "SwiGLU",
     "load_smollm2",
+    "LlamaDecoder",
+    "LlamaBlock",
+    "SmolLM2Tokenizer",
+    "read_smollm2",
     "unpermute_qk",
+    "Q4_1_BLOCK_BYTES",
+    "q4_1_block",
+    "decode_q4_1",
+    "smollm2_path",
+    "SMOLLM2_SHA256",
 ]
 
 __version__ = "0.1.0"
