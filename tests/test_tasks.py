@@ -246,6 +246,33 @@ def test_influence_sees_every_input_of_a_sorter(device, gen):
     assert torch.all(influence > 0)  # every input can move every output
 
 
+def test_influence_absent_only_keeps_sorting_inputs_distinct(device, gen):
+    seen = []
+
+    def sorter(tokens):
+        seen.append(tokens)
+        return (F.one_hot(tokens.sort(dim=-1).values, 9).float(),)
+
+    tokens = sorting_batch(64, 4, 9, generator=gen, device=device).inputs
+    token_influence(sorter, tokens, generator=gen, absent_only=True)
+    for changed in seen[1:]:  # one per replaced position
+        assert (changed != tokens).sum(dim=-1).eq(1).all()  # one token changed
+        assert all(row.unique().numel() == 4 for row in changed)  # still distinct
+    seen.clear()
+    token_influence(sorter, tokens, generator=gen)  # the default may repeat one
+    assert any(row.unique().numel() < 4 for changed in seen for row in changed)
+
+
+def test_absent_only_needs_a_missing_token(device, gen):
+    tokens = torch.arange(5, device=device).repeat(3, 1)  # every row holds all 5
+
+    def model(t):
+        return (F.one_hot(t, 5).float(),)
+
+    with pytest.raises(ValueError, match=r"absent_only=True.*all 5 tokens"):
+        token_influence(model, tokens, generator=gen, absent_only=True)
+
+
 def test_zero_values_keeps_the_weights_and_changes_the_output(device, gen):
     model = _model(device)
     tokens = torch.randint(12, (4, 8), generator=gen, device=device)

@@ -357,30 +357,54 @@ def argmax_match(weights: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
 
 
 # --8<-- [start:influence]
+def _replace(
+    inputs: torch.Tensor,
+    j: int,
+    V: int,
+    absent_only: bool,
+    generator: torch.Generator | None,
+) -> torch.Tensor:
+    """A copy of ``inputs`` (B, L) with a different token at position ``j`` in
+    every row: drawn uniformly from the ``V - 1`` other tokens, or, with
+    ``absent_only``, from the tokens not in that row."""
+    B = inputs.size(0)
+    changed = inputs.clone()
+    if not absent_only:
+        shift = torch.randint(1, V, (B,), generator=generator, device=inputs.device)
+        changed[:, j] = (inputs[:, j] + shift) % V
+        return changed
+    absent = F.one_hot(inputs, V).sum(dim=1) == 0  # (B, V): not in the row
+    _check_room(absent, inputs)
+    pick = torch.multinomial(absent.float(), 1, generator=generator)  # (B, 1)
+    changed[:, j] = pick[:, 0]
+    return changed
+
+
 @torch.no_grad()
 def token_influence(
     model: Callable,
     inputs: torch.Tensor,
     *,
     generator: torch.Generator | None = None,
+    absent_only: bool = False,
 ) -> torch.Tensor:
     """``(L, L)``: entry ``(i, j)`` is the fraction of examples whose prediction
     at output ``i`` changes when input token ``j`` is replaced by another token.
 
     ``model(inputs)`` must return ``(logits (B, L, V), ...)``; a replacement is
-    drawn uniformly from the ``V - 1`` other tokens.
+    drawn uniformly from the ``V - 1`` other tokens, or with ``absent_only``
+    from the tokens not in the sequence (for tasks whose tokens are distinct,
+    such as sorting).
     """
     check_tensor("inputs", inputs)
     check_ndim("inputs", inputs, 2, "(B, L)")
     logits = model(inputs)[0]  # (B, L, V)
     before, V = logits.argmax(dim=-1), logits.size(-1)  # (B, L)
-    B, L = inputs.shape
+    L = inputs.size(1)
     influence = torch.zeros(L, L, device=inputs.device)
     for j in range(L):
-        shift = torch.randint(1, V, (B,), generator=generator, device=inputs.device)
-        changed = inputs.clone()
         # a different token at position j
-        changed[:, j] = (inputs[:, j] + shift) % V
+        changed = _replace(inputs, j, V, absent_only, generator)
         after = model(changed)[0].argmax(dim=-1)  # (B, L)
         # column j: every output
         influence[:, j] = (after != before).float().mean(dim=0)
@@ -424,10 +448,12 @@ def layer_input_dependence(
     layer: int,
     *,
     generator: torch.Generator | None = None,
+    absent_only: bool = False,
 ) -> torch.Tensor:
     """``(L, L)``: row ``j`` says how much the vector at position ``j`` entering
     ``layer`` (the one its keys and values are made from) changes when each
-    input token ``k`` is replaced; rows are normalised to sum to 1.
+    input token ``k`` is replaced (as in :func:`token_influence`, ``absent_only``
+    included); rows are normalised to sum to 1.
 
     For layer 0 the vector at ``j`` is token ``j`` plus its position, so the
     matrix is the identity; from layer 1 on it is a mixture.
@@ -443,15 +469,10 @@ def layer_input_dependence(
     try:
         model(inputs)
         before = captured.pop()  # (B, L, D)
-        B, L = inputs.shape
+        L = inputs.size(1)
         change = torch.zeros(L, L, device=inputs.device)
         for k in range(L):
-            shift = torch.randint(
-                1, V, (B,), generator=generator, device=inputs.device
-            )
-            changed = inputs.clone()
-            changed[:, k] = (inputs[:, k] + shift) % V
-            model(changed)
+            model(_replace(inputs, k, V, absent_only, generator))
             after = captured.pop()  # (B, L, D)
             # (L,): every position
             change[:, k] = (after - before).norm(dim=-1).mean(dim=0)
@@ -461,3 +482,12 @@ def layer_input_dependence(
 
 
 # --8<-- [end:dependence]
+
+
+def _check_room(absent: torch.Tensor, inputs: torch.Tensor) -> None:
+    if not absent.any(dim=-1).all():
+        raise ValueError(
+            f"absent_only=True needs a token missing from every row of inputs, "
+            f"but a row of inputs {shape_str(inputs.shape)} holds all "
+            f"{absent.size(-1)} tokens"
+        )
