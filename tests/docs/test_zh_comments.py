@@ -1,7 +1,8 @@
-"""The Chinese edition's code comments are Chinese: every comment shown in a Python code
-box of a Chinese page (``docs-zh/**/*.md``: its Python fences and the listings it includes
-from ``attention_src``; ``docs-zh/**/*.ipynb``: its code cells) is written in Chinese, fits
-the 84-column code box, and uses none of the term table's avoided words.
+"""The Chinese edition's code comments are Chinese: every comment shown in a code box of a
+Chinese page (``docs-zh/**/*.md``: its Python and shell fences and the listings it includes
+from ``attention_src``; ``docs-zh/**/*.ipynb``: its code cells; the install block the build
+generates for the home page and every notebook) is written in Chinese, fits the 84-column
+code box, and uses none of the term table's avoided words.
 
 A comment counts as English when it has a word of four or more Latin letters that is not
 a code name and Chinese characters do not make up most of its words' text (a Chinese
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +39,8 @@ from site_tools.i18n import CODE_BOX_COLUMNS, display_width, term_phrases
 from site_tools.i18n import comment_is_english as is_english
 
 PYTHON = ("python", "py")
+SHELL = ("bash", "sh", "shell", "console")
+SHELL_COMMENT = re.compile(r"(?:^|\s)(#.*)$")  # a "#" that starts a word, unquoted enough
 
 
 @dataclass
@@ -65,6 +69,19 @@ def _block_comments(code: str, first_line: int, numbered: bool) -> list[Comment]
         for t in tokens
         if t.type == tokenize.COMMENT
     ]
+
+
+def _shell_comments(code: str, first_line: int) -> list[Comment]:
+    """The comments of a shell fence: from a "#" that starts a word to the line's end
+    (the shell's own rule, quotes aside); names are the words of its commands."""
+    lines = code.splitlines()
+    commands = [SHELL_COMMENT.sub("", line) for line in lines]
+    names = frozenset(re.findall(r"[\w.-]+", " ".join(commands)))
+    found = []
+    for n, line in enumerate(lines, start=1):
+        if match := SHELL_COMMENT.search(line):
+            found.append(Comment(first_line + n, match[1], line, names))
+    return found
 
 
 def _module_line(listing: str, english: str, sources: dict[str, list[str]]) -> int:
@@ -105,14 +122,16 @@ def page_comments(path: Path) -> list[Comment]:
         language = fence.info.split()[0] if fence.info else ""
         if language in PYTHON and "--8<--" not in fence.code:
             found += _block_comments(fence.code, offset + fence.line, numbered=True)
+        elif language in SHELL:
+            found += _shell_comments(fence.code, offset + fence.line)
     return found + listing_comments(text)
 
 
-def comment_problems(path: Path) -> list[str]:
+def comment_problems(path: Path, comments: list[Comment] | None = None) -> list[str]:
     phrases = term_phrases()
     table = i18n.terms()
     problems = []
-    for c in page_comments(path):
+    for c in page_comments(path) if comments is None else comments:
         where = f"{c.where()}: {c.text!r}"
         if is_english(c.text, c.names, phrases):
             problems.append(f"{where} is English")
@@ -144,6 +163,35 @@ def test_the_pages_comments_are_found():
     assert len(listed) > 400, len(listed)
     assert all(c.line > 0 for c in listed), [c.where() for c in listed if not c.line]
     assert found["chapters/masks.md"] and found["labs/scaled-dot-product-lab.ipynb"]
+
+
+def test_the_shell_fences_comments_are_found_and_checked(tmp_path):
+    """The check page's shell fences are read (their comments are Chinese), and a shell
+    comment in English fails, as a Python one does."""
+    check = i18n.chinese_path("chapters/check-your-attention.md")
+    shell = [c for c in page_comments(check) if not c.code_line.lstrip().startswith(">>>")]
+    assert any(c.text == "# 检查一个 nn.Module" for c in shell), [c.text for c in shell]
+    page = tmp_path / "x.md"
+    page.write_text(
+        "---\ntranslated_from: 0\n---\n# 页面\n\n```bash\n# a module with weights\n"
+        "python -m attention_src.check my_mha.py:MyMultiHead --module  # 模块\n```\n",
+        "utf-8",
+    )
+    assert [c.text for c in page_comments(page)] == ["# a module with weights", "# 模块"]
+    assert [p.split(":")[0] for p in comment_problems(page)] == ["line 7"]
+
+
+def test_the_generated_install_block_has_no_english_comment():
+    """The install block the build prints on the home page and at the top of every
+    notebook (``site_tools.notebooks``), read as the shell fence it is."""
+    from site_tools import notebooks
+
+    markdown = notebooks.install_markdown()
+    code = markdown.split("```bash\n", 1)[1].split("\n```", 1)[0]
+    assert code.splitlines() == notebooks.install_lines()
+    comments = _shell_comments(code, 0)
+    home = i18n.chinese_path("index.md")
+    assert comment_problems(home, comments) == [], [c.text for c in comments]
 
 
 def test_a_listing_comment_without_its_chinese_fails(monkeypatch):
