@@ -44,6 +44,17 @@ def alibi_slopes(num_heads: int) -> torch.Tensor:
 # --8<-- [end:alibi_slopes]
 
 
+def _check_bias_sizes(num_heads, size_q, size_k) -> None:
+    check_positive_int("num_heads", num_heads)
+    check_positive_int("size_q", size_q)
+    check_positive_int("size_k", size_k)
+    if size_k < size_q:
+        raise ValueError(
+            f"size_k ({size_k}) must be >= size_q ({size_q}): the queries are "
+            "the last size_q of the size_k positions"
+        )
+
+
 # --8<-- [start:alibi_bias]
 def alibi_bias(
     num_heads: int,
@@ -61,14 +72,7 @@ def alibi_bias(
     ``-slope_h * (p - j)``: zero for the query's own key, one slope less per
     step back. Pass it as a float mask (it is added to the scores).
     """
-    check_positive_int("num_heads", num_heads)
-    check_positive_int("size_q", size_q)
-    check_positive_int("size_k", size_k)
-    if size_k < size_q:
-        raise ValueError(
-            f"size_k ({size_k}) must be >= size_q ({size_q}): the queries are "
-            "the last size_q of the size_k positions"
-        )
+    _check_bias_sizes(num_heads, size_q, size_k)
     p = torch.arange(size_k - size_q, size_k, device=device)[:, None]  # (L, 1)
     j = torch.arange(size_k, device=device)[None, :]  # (1, S)
     distance = (p - j).abs().to(torch.float64)  # (L, S)

@@ -24,6 +24,17 @@ from .checks import (
 __all__ = ["sliding_window_mask", "banded_attention", "receptive_field"]
 
 
+def _check_window_sizes(size_q, size_k, window) -> None:
+    check_positive_int("size_q", size_q)
+    check_positive_int("size_k", size_k)
+    check_positive_int("window", window)
+    if size_k < size_q:
+        raise ValueError(
+            f"size_k ({size_k}) must be >= size_q ({size_q}): the queries are "
+            "the last size_q of the size_k positions"
+        )
+
+
 # --8<-- [start:sliding_window_mask]
 def sliding_window_mask(
     size_q: int,
@@ -46,14 +57,7 @@ def sliding_window_mask(
         window: how many positions each query sees, itself included.
         device: where to create the mask.
     """
-    check_positive_int("size_q", size_q)
-    check_positive_int("size_k", size_k)
-    check_positive_int("window", window)
-    if size_k < size_q:
-        raise ValueError(
-            f"size_k ({size_k}) must be >= size_q ({size_q}): the queries are "
-            "the last size_q of the size_k positions"
-        )
+    _check_window_sizes(size_q, size_k, window)
     p = torch.arange(size_k - size_q, size_k, device=device)[:, None]  # (L, 1)
     j = torch.arange(size_k, device=device)[None, :]  # (1, S)
     return (j <= p) & (j > p - window)  # (L, S)
@@ -107,15 +111,7 @@ def banded_attention(
 # --8<-- [end:banded_attention]
 
 
-# --8<-- [start:receptive_field]
-def receptive_field(mask: torch.Tensor, num_layers: int) -> torch.Tensor:
-    """Which inputs can reach which outputs after ``num_layers`` layers that
-    each attend with the square bool ``mask`` ``(L, L)``: bool ``(L, L)``.
-
-    Entry ``[i, j]`` is True when some path ``j -> ... -> i`` of allowed
-    attention steps exists, one step per layer (the residual connection is the
-    step from a position to itself, which every causal window allows).
-    """
+def _check_reach(mask, num_layers) -> None:
     check_positive_int("num_layers", num_layers)
     check_tensor("mask", mask)
     if mask.dtype != torch.bool:
@@ -127,6 +123,18 @@ def receptive_field(mask: torch.Tensor, num_layers: int) -> torch.Tensor:
             "mask must be a square bool (L, L) mask, got shape "
             f"{shape_str(mask.shape)}"
         )
+
+
+# --8<-- [start:receptive_field]
+def receptive_field(mask: torch.Tensor, num_layers: int) -> torch.Tensor:
+    """Which inputs can reach which outputs after ``num_layers`` layers that
+    each attend with the square bool ``mask`` ``(L, L)``: bool ``(L, L)``.
+
+    Entry ``[i, j]`` is True when some path ``j -> ... -> i`` of allowed
+    attention steps exists, one step per layer (the residual connection is the
+    step from a position to itself, which every causal window allows).
+    """
+    _check_reach(mask, num_layers)
     step = mask.to(torch.float32)  # (L, L): 1 where one layer connects
     reach = step
     for _ in range(num_layers - 1):

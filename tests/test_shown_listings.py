@@ -8,7 +8,8 @@ in one line, as ``multi_head.py`` does (its ``mha`` region ends before ``_check_
 The measure: of a region's code lines (blank, comment and docstring lines aside), the share
 that is *inline* validation -- ``raise`` statements and ``if`` blocks whose body only raises.
 A one-line call of a check helper is the pattern and does not count. Every listing a Part I
-page shows, in either edition, is at most MAX_SHARE inline validation.
+page shows, in either edition, is at most MAX_SHARE inline validation; so is every listing
+of every other page.
 
 ``python -m tests.test_shown_listings`` prints the share of every listing on every page.
 """
@@ -129,16 +130,24 @@ def test_the_measure_counts_inline_checks_and_not_helper_calls():
     assert validation_share(elif_chain) == (4, 5)
 
 
-def test_part_one_listings_are_the_computation():
-    """Every listing a Part I page shows is at most MAX_SHARE inline validation."""
-    pages = part_one()
-    shown = listings(pages)
-    assert shown, "no Part I page includes a listing"
+def all_pages() -> list[str]:
+    """Every page of the English edition (``chapters/x.md``, ``index.md``, ...)."""
+    return sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
+
+
+def heavy_listings(pages: list[str]) -> dict[str, str]:
     heavy = {}
-    for (path, name), where in shown.items():
+    for (path, name), where in listings(pages).items():
         checks, code = validation_share(region(path, name))
         if checks > MAX_SHARE * code:
             heavy[f"{path}:{name}"] = f"{checks} of {code} lines ({', '.join(sorted(set(where)))})"
+    return heavy
+
+
+def test_part_one_listings_are_the_computation():
+    """Every listing a Part I page shows is at most MAX_SHARE inline validation."""
+    assert listings(part_one()), "no Part I page includes a listing"
+    heavy = heavy_listings(part_one())
     assert not heavy, (
         "listings whose shown lines are more than "
         f"{MAX_SHARE:.0%} inline validation (move the checks into a helper outside the "
@@ -146,8 +155,16 @@ def test_part_one_listings_are_the_computation():
     )
 
 
+def test_every_pages_listings_are_the_computation():
+    """The same rule on every page of both editions (Parts II-IV, labs, reference)."""
+    pages = all_pages()
+    assert len(listings(pages)) > len(listings(part_one())), "Parts II-IV include listings"
+    heavy = heavy_listings(pages)
+    assert not heavy, f"listings over {MAX_SHARE:.0%} inline validation: {heavy}"
+
+
 if __name__ == "__main__":
-    pages = sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
+    pages = all_pages()
     rows = []
     for (path, name), where in listings(pages).items():
         checks, code = validation_share(region(path, name))
