@@ -64,7 +64,9 @@ def _check_one_match(matches: torch.Tensor, query: torch.Tensor) -> None:
         )
 
 
-def _masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None):
+def _masked_softmax(
+    scores: torch.Tensor, mask: torch.Tensor | None
+) -> torch.Tensor:
     """Softmax of ``scores`` over the keys (the last dimension). A ``mask``, if
     given, hides keys first, as in ``scaled_dot_product_attention``: a bool mask
     (True = may attend) puts ``-inf`` where it is False, a float mask is added to
