@@ -64,6 +64,22 @@ def _check_one_match(matches: torch.Tensor, query: torch.Tensor) -> None:
         )
 
 
+def _masked_softmax(
+    scores: torch.Tensor, mask: torch.Tensor | None
+) -> torch.Tensor:
+    """Softmax of ``scores`` over the keys (the last dimension). A ``mask``, if
+    given, hides keys first, as in ``scaled_dot_product_attention``: a bool mask
+    (True = may attend) puts ``-inf`` where it is False, a float mask is added to
+    the scores. A query with no key left gets zero weights instead of NaN."""
+    if mask is not None:
+        check_mask(mask, scores.shape)
+        if mask.dtype == torch.bool:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        else:
+            scores = scores + mask
+    return torch.softmax(scores, dim=-1).nan_to_num(0.0)
+
+
 # --8<-- [start:hard_lookup]
 def hard_lookup(
     query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
@@ -139,9 +155,8 @@ class AdditiveAttention(nn.Module):
         d_hidden: Da, the width of the hidden layer inside the score.
 
     ``forward(query, key, value, mask=None)`` takes ``query (..., L, Dq)``,
-    ``key (..., S, Dk)``, ``value (..., S, Dv)`` and a bool mask broadcastable
-    to ``(..., L, S)`` (True = may attend; a float mask is added to the scores,
-    as in ``scaled_dot_product_attention``); it returns
+    ``key (..., S, Dk)``, ``value (..., S, Dv)`` and an optional ``mask``, read
+    as ``scaled_dot_product_attention`` reads it; it returns
     ``(output (..., L, Dv), weights (..., L, S))``.
     """
 
@@ -172,16 +187,9 @@ class AdditiveAttention(nn.Module):
         self._check(query, key, value)
         # 1) score every (query, key) pair with the small network
         scores = self.score(query, key)  # (..., L, S)
-        # 2) hide what the mask forbids (a float mask is added instead)
-        if mask is not None:
-            check_mask(mask, scores.shape)
-            if mask.dtype == torch.bool:
-                scores = scores.masked_fill(~mask, float("-inf"))
-            else:
-                scores = scores + mask
-        # 3) weights that sum to 1 (a query with no key left gets zeros);
-        # 4) the weighted average of the values
-        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # (..., L, S)
+        # 2) weights that sum to 1 (a mask, if given, hides keys first)
+        weights = _masked_softmax(scores, mask)  # (..., L, S)
+        # 3) the weighted average of the values
         return weights @ value, weights  # (..., L, Dv), (..., L, S)
 
     # --8<-- [end:additive]
