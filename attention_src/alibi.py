@@ -27,9 +27,10 @@ def _power_of_two_slopes(n: int) -> list[float]:
 
 # --8<-- [start:alibi_slopes]
 def alibi_slopes(num_heads: int) -> torch.Tensor:
-    """The paper's slopes ``(H,)`` in float64.
+    """ALiBi's slopes ``(H,)`` in float64.
 
-    For ``H`` a power of two: ``2^(-8/H), 2^(-16/H), ..., 2^(-8)``. Otherwise
+    For ``H`` a power of two, the paper's: ``2^(-8/H), 2^(-16/H), ..., 2^(-8)``.
+    Otherwise those of the authors' ``get_slopes`` code (as BLOOM uses them):
     the slopes of the largest power of two ``n < H``, followed by every other
     slope of ``2 n`` heads (``2^(-4/n), 2^(-12/n), ...``) until there are ``H``.
     """
