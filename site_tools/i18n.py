@@ -592,11 +592,30 @@ GLOSSARY_HEAD = (
 )
 
 
+def _letters(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text).lower()
+
+
+def glossary_name(zh: str, en: str) -> str:
+    """An entry's title: the Chinese term with the English name in one pair of brackets.
+
+    No second bracket where the Chinese already holds the English (``层归一化（LayerNorm）``,
+    ``logits``, ``[CLS]、[SEP]``); an abbreviation the Chinese brackets joins the English
+    name's: ``分组查询注意力（Grouped-query attention，GQA）``."""
+    if _letters(en) in _letters(zh):
+        return zh
+    bracket = re.fullmatch(r"(.+)（([^（）]+)）", zh)
+    short = bracket and re.fullmatch(rf"(.+?) \({re.escape(bracket[2])}\)", en)
+    if short:
+        return f"{bracket[1]}（{short[1]}，{bracket[2]}）"
+    return f"{zh}（{en}）"
+
+
 def glossary_markdown(table: dict[str, dict] | None = None) -> str:
     table = terms() if table is None else table
     out = [GLOSSARY_HEAD]
     for ident, entry in table.items():
-        name = entry["zh"] if entry["zh"] == entry["en"] else f"{entry['zh']}（{entry['en']}）"
+        name = glossary_name(entry["zh"], entry["en"])
         definition = textwrap.indent(entry["definition"].strip(), "    ")[4:]
         aliases = entry.get("aliases") or []
         also = f"\n\n    也作：{'、'.join(aliases)}。" if aliases else ""

@@ -48,7 +48,7 @@ MESSAGES = {  # English template: Chinese template
     "a fully masked row gets NaN": "整行被屏蔽的查询得到了 NaN",
     "a fully masked row gets uniform weights (a finite fill such as -1e9), where F.scaled_dot_product_attention gives zeros":
         "整行被屏蔽的查询得到了均匀的权重（用了 -1e9 这样的有限填充值），而 F.scaled_dot_product_attention 给出的是零",
-    "is_causal=True builds a top-left triangle": "is_causal=True 构造的是左上对齐的三角",
+    "is_causal=True builds a top-left triangle": "is_causal=True 构造的是左上角对齐的三角",
     "is_causal=True does not change the output": "is_causal=True 不改变输出",
     "{what}, {seen}": "{what}，{seen}",
     "seen on {first}": "见于{first}",
@@ -78,7 +78,7 @@ MESSAGES = {  # English template: Chinese template
     "the mask applied after the softmax": "在 softmax 之后施加掩码",
     "NaN for fully masked rows": "整行被屏蔽时得到 NaN",
     "a finite fill (uniform fully masked rows)": "有限的填充值（整行被屏蔽时权重均匀）",
-    "a top-left causal triangle": "左上对齐的因果三角",
+    "a top-left causal triangle": "左上角对齐的因果三角",
     "no causal mask": "没有因果掩码",
 }
 # fmt: on

@@ -71,7 +71,7 @@ MESSAGES = {  # English template: Chinese template
 
     # a module: what went wrong (module/behaviour.py, masking.py, trace_facts.py, resolve.py)
     "in eval(), two forward passes on the same x {shape} differ by up to {gap:.3g}; the other checks ran with dropout switched off":
-        "eval() 下，对同一个 x {shape} 做两次前向传播，结果相差最多 {gap:.3g}；其余检查是在关闭 Dropout 后运行的",
+        "eval() 下，对同一个 x {shape} 做两次前向计算，结果相差最多 {gap:.3g}；其余检查是在关闭 Dropout 后运行的",
     "the output of sequence 0 depends on sequence 1": "序列 0 的输出依赖于序列 1",
     "rows sum to {low:.3g}..{high:.3g}": "每行之和为 {low:.3g}..{high:.3g}",
     "without a mask the weights' {issue}": "不加掩码时，权重{issue}",
