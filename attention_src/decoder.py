@@ -236,7 +236,7 @@ class DecoderOnlyLM(CausalLM):
         use_cache: bool = True,
         eos_token_id: int | None = None,
     ) -> torch.Tensor:
-        """Greedy decoding, :func:`greedy_decode`: ``(B, L0)`` -> at most
+        """Greedy decoding, ``greedy_decode``: ``(B, L0)`` -> at most
         ``(B, L0 + max_new_tokens)``.
 
         Call ``model.eval()`` first if the model has dropout. A non-causal

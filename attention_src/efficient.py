@@ -128,7 +128,7 @@ class FastMultiHeadAttention(nn.Module):
     """Multi-head attention with one fused Q/K/V projection and PyTorch's SDPA.
 
     The same constructor, ``forward(x, mask=None, *, context=None)`` and
-    ``from_torch`` as :class:`MultiHeadAttention`, and the same numbers; but
+    ``from_torch`` as ``MultiHeadAttention``, and the same numbers; but
     ``qkv_proj`` (a ``Linear(D, 3D)``) projects Q, K and V in one matrix
     product, and ``F.scaled_dot_product_attention`` never forms the weights,
     so ``forward`` returns ``(output (B, L, D), None)``.

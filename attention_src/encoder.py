@@ -192,7 +192,7 @@ class Encoder(nn.Module):
             x = embedding(tokens) * sqrt(D) + sinusoidal_positional_encoding(L, D)
             stack(x, src_key_padding_mask=...)   # batch_first=True layers
 
-        Every layer is copied with :meth:`EncoderLayer.from_torch`. The final
+        Every layer is copied with ``EncoderLayer.from_torch``. The final
         norm is a copy of ``stack.norm`` (nn.TransformerEncoder's ``norm``
         argument), or nothing when the stack has none. PyTorch has no
         positional encoding, so the positional dropout (the layers' dropout

@@ -41,7 +41,7 @@ def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     ``n_rep`` times in a row, so that head ``h`` of the result is head
     ``h // n_rep`` of ``x``.
 
-    This copies; :func:`grouped_query_attention` gets the same result without
+    This copies; ``grouped_query_attention`` gets the same result without
     the copy.
     """
     check_floating("x", x)

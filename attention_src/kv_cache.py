@@ -2,7 +2,7 @@
 so each new token only projects its own K and V and attends over the stored ones.
 
 ``KVCache`` is the one cache of the package: the decoder of the causal-attention
-chapter (multi-head attention, through :func:`cached_attention`) and the
+chapter (multi-head attention, through ``cached_attention``) and the
 grouped-query layers of SmolLM2 store their keys and values in it. A model
 takes it in its forward, ``model(tokens, cache=cache)``, and decides the
 positions and the mask of the new tokens itself; ``greedy_decode``

@@ -16,7 +16,7 @@ keys never need rebuilding. A rotation between ``W_UK`` and ``c`` would depend
 on the key's position and could not move; so the position goes into a few
 extra features of their own, rotated after the projection, and only those.
 
-:func:`latent_attention` computes both ways: the plain one rebuilds every
+``latent_attention`` computes both ways: the plain one rebuilds every
 head's keys and values from the cached latents (``W_UK``, ``W_UV``: the
 layer's ``k_up`` and ``v_up``, one matrix per head) and runs ordinary
 attention; the absorbed one folds ``W_UK`` into the query and applies
@@ -25,9 +25,9 @@ latents: one key head of width ``kv_lora_rank + qk_rope_head_dim`` shared by
 every query head, multi-query attention in disguise.
 
 The RoPE layout is the interleaved one DeepSeek uses (neighbouring features
-pair up, :func:`~attention_src.rope.rotate_pairs`). The sizes keep the names of
+pair up, ``rotate_pairs``). The sizes keep the names of
 DeepSeek's config (``q_lora_rank``, ``kv_lora_rank``, ...), so that a reader can
-hold ours next to it; :meth:`MultiHeadLatentAttention.from_transformers`
+hold ours next to it; ``MultiHeadLatentAttention.from_transformers``
 copies a layer of transformers' DeepSeek-V3.
 """
 
@@ -186,7 +186,7 @@ class MultiHeadLatentAttention(nn.Module):
 
     The key and value up-projections are one matrix per head, ``k_up``
     ``(H, Dn, Dc)`` and ``v_up`` ``(H, Dv, Dc)`` (the paper's ``W_UK`` and
-    ``W_UV``), so that both ways of :func:`latent_attention` can use them.
+    ``W_UV``), so that both ways of ``latent_attention`` can use them.
 
     ``forward(x, mask=None, *, rope=None, positions=None, cache=None, layer=0,
     absorb=False)``: ``x`` is ``(B, L, D)``. As in every layer of the
@@ -443,12 +443,12 @@ def latent_cache_bytes_per_token(
     qk_rope_head_dim: int,
     bytes_per_element: int,
 ) -> int:
-    """Bytes the cache of a :class:`MultiHeadLatentAttention` model holds per
+    """Bytes the cache of a ``MultiHeadLatentAttention`` model holds per
     token: the latent and the rotary key, every layer,
     ``num_layers * (kv_lora_rank + qk_rope_head_dim) * bytes_per_element``.
 
     Whatever the number of heads: next to
-    :func:`~attention_src.kv_cache.kv_cache_bytes_per_token` of multi-head
+    ``kv_cache_bytes_per_token`` of multi-head
     and grouped-query attention, whose cache grows with the heads.
     """
     for name, value in (

@@ -141,7 +141,7 @@ def prefix_lm_mask(
 
     Inside the prefix that is bidirectional attention (an encoder's view of
     the prompt); after it, a decoder's. The alignment is bottom-right, as in
-    :func:`causal_mask`, which is the case ``prefix_len = 0``.
+    ``causal_mask``, which is the case ``prefix_len = 0``.
 
     Args:
         size_q: L, the number of queries.
@@ -190,7 +190,7 @@ def document_mask(
 
     Returns:
         ``(S, S)`` for ``(S,)`` ids; ``(B, 1, S, S)`` for ``(B, S)``, which
-        broadcasts over heads like :func:`padding_mask`.
+        broadcasts over heads like ``padding_mask``.
     """
     _check_document_ids(document_ids, causal)
     ids = document_ids[..., None, :]  # (..., 1, S): the key's document

@@ -14,14 +14,14 @@ This is exactly transformers' ``apply_rotary_pos_emb`` with
 pair neighbouring features instead, feature ``2 i`` with feature ``2 i + 1``
 (transformers' conversion of Meta's checkpoints reorders the rows of the query
 and key projections to match rotate half), and so do DeepSeek's models.
-:func:`rope_angles`, :func:`rope_rotate`, :func:`apply_rope` and
-:class:`RotaryEmbedding` take ``interleaved=True`` for that layout; the
+``rope_angles``, ``rope_rotate``, ``apply_rope`` and
+``RotaryEmbedding`` take ``interleaved=True`` for that layout; the
 angles are the same, only which feature pairs with which changes, so a model
 must use one layout for its angles and its rotations alike.
 
 In a model the angles are computed once per forward, by the model's
-:class:`RotaryEmbedding`, and handed to every attention layer, which rotates
-its queries and keys with :func:`rope_rotate`; :func:`apply_rope` does both
+``RotaryEmbedding``, and handed to every attention layer, which rotates
+its queries and keys with ``rope_rotate``; ``apply_rope`` does both
 steps at once, for one tensor.
 """
 
@@ -167,12 +167,12 @@ def rope_rotate(
     interleaved: bool = False,
 ) -> torch.Tensor:
     """Rotate ``x`` ``(B, H, L, Dh)`` by angles already computed: ``cos`` and
-    ``sin``, each ``(L, Dh)``, as :func:`rope_angles` gives them.
+    ``sin``, each ``(L, Dh)``, as ``rope_angles`` gives them.
 
     Each pair ``(a, b)`` becomes ``(a cos - b sin, b cos + a sin)``. A model
-    computes ``(cos, sin)`` once per forward (:class:`RotaryEmbedding`) and
+    computes ``(cos, sin)`` once per forward (``RotaryEmbedding``) and
     every attention layer rotates its queries and keys with them.
-    ``interleaved=True`` pairs neighbours (:func:`rotate_pairs`); the angles
+    ``interleaved=True`` pairs neighbours (``rotate_pairs``); the angles
     must then come in that layout too.
     """
     check_floating("x", x)
@@ -218,7 +218,7 @@ def apply_rope(
 
 # --8<-- [start:rotate_pairs]
 def rotate_pairs(x: torch.Tensor) -> torch.Tensor:
-    """The interleaved layout's :func:`rotate_half`: ``(a, b) -> (-b, a)`` on
+    """The interleaved layout's ``rotate_half``: ``(a, b) -> (-b, a)`` on
     each pair of neighbouring features, ``2 i`` and ``2 i + 1``."""
     a, b = x[..., 0::2], x[..., 1::2]  # (..., Dh/2) each
     return torch.stack([-b, a], dim=-1).flatten(-2)  # (..., Dh): -b0 a0 -b1 a1 ...
@@ -244,12 +244,12 @@ def _check_angles(x: torch.Tensor, cos, sin) -> None:
 class RotaryEmbedding(nn.Module):
     """The rotation angles of a model, computed once per forward:
     ``forward(positions, *, dtype=None)`` -> ``(cos, sin)``, each
-    ``(L, head_dim)``, exactly :func:`rope_angles`.
+    ``(L, head_dim)``, exactly ``rope_angles``.
 
     A model that uses RoPE owns one and calls it once per forward, for the
     positions of its tokens (after the cached ones when decoding with a
     cache); it hands the pair to every attention layer (``rope=(cos, sin)``),
-    which rotates its queries and keys with :func:`rope_rotate`. That is how
+    which rotates its queries and keys with ``rope_rotate``. That is how
     transformers' Llama does it (``LlamaRotaryEmbedding``, its
     ``position_embeddings``). It has no parameters: it only remembers
     ``head_dim`` and ``base``.

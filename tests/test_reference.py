@@ -260,3 +260,21 @@ def test_the_map_reads_sections_in_page_order():
         numbers["masks"]: ["causal_mask"],
         numbers["multi-head-attention"]: ["split_heads", "merge_heads"],
     }
+
+
+SPHINX_ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|obj|exc):`")
+
+
+def test_no_docstring_the_reference_renders_has_a_sphinx_role():
+    """mkdocstrings renders the docstrings as Markdown (Google style): a Sphinx role such as
+    :func:`~attention_src.rope.rotate_pairs` would reach the reader as its raw text, so
+    the package's lesson modules name code in double backticks instead."""
+    package = ROOT / PACKAGE
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted(package.rglob("*.py"))
+        if path.relative_to(package).parts[0] not in ("check", "bench", "machinery")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if SPHINX_ROLE.search(line)
+    ]
+    assert not found, found

@@ -96,7 +96,7 @@ class EncoderClassifier(nn.Module):
     """Token ids ``(B, L)`` ->
     ``(logits (B, C), [weights (B, H, L, L) per layer])``.
 
-    An :class:`Encoder`, the mean of its outputs over the real positions of
+    An ``Encoder``, the mean of its outputs over the real positions of
     each sequence, and a linear layer to ``num_classes`` logits. ``lengths``
     ``(B,)`` gives the real length of each sequence; the positions after it
     are padding, hidden from attention and left out of the mean.

@@ -106,7 +106,7 @@ def train_partner_attention(
 
     The loss is the cross-entropy between each row of scores and the
     partner's position: the attention weights themselves are trained (with
-    Adam, by :func:`~attention_src.experiments.training.train`).
+    Adam, by ``train``).
 
     Returns:
         a dict with the loss every 10 steps (``"losses"``, at the steps

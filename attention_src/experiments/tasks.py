@@ -452,7 +452,7 @@ def layer_input_dependence(
 ) -> torch.Tensor:
     """``(L, L)``: row ``j`` says how much the vector at position ``j`` entering
     ``layer`` (the one its keys and values are made from) changes when each
-    input token ``k`` is replaced (as in :func:`token_influence`, ``absent_only``
+    input token ``k`` is replaced (as in ``token_influence``, ``absent_only``
     included); rows are normalised to sum to 1.
 
     For layer 0 the vector at ``j`` is token ``j`` plus its position, so the

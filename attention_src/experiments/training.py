@@ -199,7 +199,7 @@ def train_loop(
     warmup_steps: int = 0,
     max_grad_norm: float | None = 1.0,
 ) -> dict[str, list[float]]:
-    """Train a classifier with :func:`train` (AdamW) and ``classifier_loss`` on
+    """Train a classifier with ``train`` (AdamW) and ``classifier_loss`` on
     batches from ``next_batch()``; clips at ``max_grad_norm=1.0`` by default.
 
     Returns the history, one entry per step: ``loss``, ``grad_norm`` (the norm
@@ -252,11 +252,11 @@ def train_order_classifier(
     seed: int = 0,
     device: str | None = None,
 ) -> dict:
-    """Train an :class:`EncoderClassifier` on "does A come before B?".
+    """Train an ``EncoderClassifier`` on "does A come before B?".
 
     Seeded: the same arguments give the same result. Returns plain data that
     ``attention_src.machinery.cached`` can store: ``state_dict``, ``model_kwargs``,
-    ``history`` (from :func:`train_loop`) and ``accuracy`` on ``eval_size``
+    ``history`` (from ``train_loop``) and ``accuracy`` on ``eval_size``
     fresh sequences drawn with a different seed than the training batches.
     """
     torch.manual_seed(seed)  # the initial weights

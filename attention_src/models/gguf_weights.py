@@ -7,7 +7,7 @@ template and 272 weight tensors, most of them quantised to 4 bits (Q4_1). The
 (``gguf.quants.dequantize``); the tokenizer is built by ``transformers`` from
 the same file. One detail of the format matters for attention: llama.cpp stores
 the query and key projections with their rows permuted for its own rotary
-layout, and :func:`unpermute_qk` puts them back.
+layout, and ``unpermute_qk`` puts them back.
 
 Shapes: D = 576 model width, H = 9 query heads, G = 3 key/value heads,
 Dh = 64 head width, V = 49,152 tokens.
@@ -137,7 +137,7 @@ def q4_1_block(
         path: the GGUF file; the installed package's by default.
 
     Returns:
-        ``Q4_1_BLOCK_BYTES`` (20) bytes; :func:`decode_q4_1` reads them.
+        ``Q4_1_BLOCK_BYTES`` (20) bytes; ``decode_q4_1`` reads them.
     """
     from gguf import GGMLQuantizationType
 
@@ -287,7 +287,7 @@ def read_smollm2(
     Args:
         path: the GGUF file; the installed package's by default.
         unpermute: restore the rotate-half row order of the query and key
-            projections (:func:`unpermute_qk`). ``False`` only to show what
+            projections (``unpermute_qk``). ``False`` only to show what
             goes wrong without it.
         tokenizer: also build the tokenizer (a few seconds); without it the
             result has ``"tokenizer": None``.

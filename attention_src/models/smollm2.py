@@ -94,7 +94,7 @@ class LlamaDecoder(nn.Module):
     ``LlamaModel`` does).
 
     ``generate(prompt, max_new_tokens=20, *, use_cache=True,
-    eos_token_id=None)`` decodes greedily (:func:`greedy_decode`) and stops at
+    eos_token_id=None)`` decodes greedily (``greedy_decode``) and stops at
     the model's own end token, ``eos_token_id`` (SmolLM2's ``<|im_end|>``).
     """
 
@@ -171,7 +171,7 @@ class LlamaDecoder(nn.Module):
         use_cache: bool = True,
         eos_token_id: int | None = None,
     ) -> torch.Tensor:
-        """Greedy decoding, :func:`greedy_decode`: ``(B, L0)`` -> at most
+        """Greedy decoding, ``greedy_decode``: ``(B, L0)`` -> at most
         ``(B, L0 + max_new_tokens)``, stopping once every sequence has written
         the end token (``None``: the model's own, ``self.eos_token_id``)."""
         return greedy_decode(
