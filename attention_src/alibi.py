@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from .checks import check_floating, check_positive_int
+from .checks import check_floating, check_last_queries, check_positive_int
 
 __all__ = ["alibi_slopes", "alibi_bias", "soft_cap"]
 
@@ -47,13 +47,7 @@ def alibi_slopes(num_heads: int) -> torch.Tensor:
 
 def _check_bias_sizes(num_heads, size_q, size_k) -> None:
     check_positive_int("num_heads", num_heads)
-    check_positive_int("size_q", size_q)
-    check_positive_int("size_k", size_k)
-    if size_k < size_q:
-        raise ValueError(
-            f"size_k ({size_k}) must be >= size_q ({size_q}): the queries are "
-            "the last size_q of the size_k positions"
-        )
+    check_last_queries(size_q, size_k)
 
 
 # --8<-- [start:alibi_bias]

@@ -18,6 +18,7 @@ __all__ = [
     "check_vectors",
     "check_min_ndim",
     "check_positive_int",
+    "check_last_queries",
     "check_probability",
     "check_same_dtype_device",
     "check_mask",
@@ -118,6 +119,18 @@ def check_positive_int(name: str, value) -> None:
         )
     if value <= 0:
         raise ValueError(f"{name} must be positive, got {value}")
+
+
+def check_last_queries(size_q, size_k) -> None:
+    """``size_q`` queries that are the last of ``size_k`` positions (bottom-right
+    alignment): both positive ints, and at least as many keys as queries."""
+    check_positive_int("size_q", size_q)
+    check_positive_int("size_k", size_k)
+    if size_k < size_q:
+        raise ValueError(
+            f"size_k ({size_k}) must be >= size_q ({size_q}): the queries are "
+            "the last size_q of the size_k positions"
+        )
 
 
 def check_probability(name: str, p) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import torch
 
-from .checks import check_positive_int, check_tensor, shape_str
+from .checks import check_last_queries, check_positive_int, check_tensor, shape_str
 
 __all__ = ["causal_mask", "padding_mask", "prefix_lm_mask", "document_mask"]
 
@@ -159,13 +159,7 @@ def prefix_lm_mask(
 
 
 def _check_prefix_lm(size_q, size_k, prefix_len) -> None:
-    check_positive_int("size_q", size_q)
-    check_positive_int("size_k", size_k)
-    if size_k < size_q:
-        raise ValueError(
-            f"size_k ({size_k}) must be >= size_q ({size_q}): the queries are "
-            "the last size_q of the size_k positions"
-        )
+    check_last_queries(size_q, size_k)
     if isinstance(prefix_len, bool) or not isinstance(prefix_len, int):
         raise TypeError(f"prefix_len must be an int, got {prefix_len!r}")
     if not 0 <= prefix_len <= size_k:

@@ -15,6 +15,7 @@ import torch
 
 from .checks import (
     check_floating,
+    check_last_queries,
     check_positive_int,
     check_same_dtype_device,
     check_tensor,
@@ -25,14 +26,8 @@ __all__ = ["sliding_window_mask", "banded_attention", "receptive_field"]
 
 
 def _check_window_sizes(size_q, size_k, window) -> None:
-    check_positive_int("size_q", size_q)
-    check_positive_int("size_k", size_k)
+    check_last_queries(size_q, size_k)
     check_positive_int("window", window)
-    if size_k < size_q:
-        raise ValueError(
-            f"size_k ({size_k}) must be >= size_q ({size_q}): the queries are "
-            "the last size_q of the size_k positions"
-        )
 
 
 # --8<-- [start:sliding_window_mask]
