@@ -7,7 +7,7 @@
   with their imports and helpers), read back from the built HTML and written
   to ``site/_copies/``.
 - ``copyrun``: runs those copy texts, one fresh interpreter per page
-  (``python -m site_tools.copyrun site/_copies/*.json``).
+  (``python -m site_tools.engine.copyrun site/_copies/*.json``).
 - ``deps``: which pages an edit in ``attention_src`` makes stale.
 - ``figures.figure_html``: a matplotlib figure as an ``<img>`` with alt text,
   byte-identical from build to build.

@@ -16,7 +16,9 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from site_tools import copytext, deps, i18n, notebooks, numbering, parallel, program, store
+from site_tools import i18n
+from site_tools.engine import copytext, deps, numbering, parallel, program, store
+from site_tools.outputs import notebooks
 
 log = logging.getLogger("mkdocs.hooks")
 NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
@@ -104,7 +106,7 @@ def on_pre_build(config, **kwargs) -> None:
     # the book's modules so that the next build imports the edited source
     # instead of running stale code on the pages.
     for name in list(sys.modules):
-        if name.split(".")[0] == "attention_src" or name == "site_tools.figures":
+        if name.split(".")[0] == "attention_src" or name == "site_tools.outputs.figures":
             del sys.modules[name]
     _key_notebooks_on_code(config)
 
@@ -172,7 +174,7 @@ def on_config(config, **kwargs):
 # search index (the plugin parses every page's HTML: several seconds), the chapters'
 # notebooks (made from the finished pages: seconds when their cache does not hold
 # them, e.g. the first serve after a build for another site_url) and, in the first
-# build, the pages' code fingerprints for later rebuilds (site_tools.deps: seconds).
+# build, the pages' code fingerprints for later rebuilds (site_tools.engine.deps: seconds).
 # A rebuild waits for that thread first. ``./dev.sh build`` and CI do all of it in
 # the build, as before.
 _AFTER_BUILD = "site-after-build"  # the thread's name: the hooks module is loaded per build
@@ -355,7 +357,7 @@ def _share_english_files(files, config) -> None:
 
 def _serve_the_package(files, config) -> None:
     """The wheel of ``attention_src`` and ``models.txt``, under ``downloads/``, for the
-    home page's install lines (site_tools/notebooks.py). A rebuild under ``serve``
+    home page's install lines (site_tools/outputs/notebooks.py). A rebuild under ``serve``
     reuses the last wheel built rather than build one for every code edit."""
     from mkdocs.structure.files import File
 
@@ -370,7 +372,7 @@ def _serve_the_package(files, config) -> None:
 
 def _serving() -> bool:
     """``./dev.sh serve`` (``mkdocs serve --dirty``): pages are served before their
-    programs have run; those run in the background (site_tools/parallel.py)."""
+    programs have run; those run in the background (site_tools/engine/parallel.py)."""
     return bool(os.environ.get("ATTENTION_SERVE_DIRTY"))
 
 
@@ -391,7 +393,7 @@ def _render_the_pages_computed_since(files) -> None:
 
 def _run_pages_in_parallel(files, config) -> None:
     """Run the programs of the pages this build renders that the store cannot serve
-    (site_tools/program.py, site_tools/store.py), each in a fresh interpreter, side
+    (site_tools/engine/program.py, site_tools/engine/store.py), each in a fresh interpreter, side
     by side, before MkDocs renders them one by one: then the rendering only reads
     the store. The pages of a rebuild under ``serve`` run as MkDocs reaches them."""
     if _serving():
@@ -421,7 +423,7 @@ def _run_pages_in_parallel(files, config) -> None:
 def _plan_rebuilds(files, config):
     # `./dev.sh serve` runs `mkdocs serve --dirty`, which rebuilds only the pages
     # whose markdown changed. After an edit in attention_src or site_tools, the
-    # pages that depend on the edited code (site_tools.deps) are rebuilt in two
+    # pages that depend on the edited code (site_tools.engine.deps) are rebuilt in two
     # builds: first those that show the edited code in a listing, then, in a
     # build that on_post_build starts at once, every other page that can reach
     # it. Pages that cannot reach it are not rebuilt.
@@ -564,7 +566,7 @@ def _write_chapter_notebooks_task(config):
 
 
 def _write_chapter_notebooks(config) -> None:
-    """Each chapter as a notebook next to its page (site_tools/notebooks.py), made
+    """Each chapter as a notebook next to its page (site_tools/outputs/notebooks.py), made
     from the finished page: its figure references are numbered by now."""
     start = time.perf_counter()
     written = 0
@@ -607,7 +609,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 
 def on_page_content(html, page, config, files, **kwargs):
-    store.end_page()  # record what the page's blocks used (site_tools/store.py)
+    store.end_page()  # record what the page's blocks used (site_tools/engine/store.py)
     program_page = _PROGRAMS.get(page.file.src_uri)
     if program_page is not None:
         for index, why in sorted(program_page.errors.items()):
@@ -628,7 +630,7 @@ def on_page_content(html, page, config, files, **kwargs):
     # see: make their ids valid anchors, for links like [figure #](#fig-…).
     if getattr(page, "present_anchor_ids", None) is not None:
         page.present_anchor_ids |= numbering.figure_ids(html)
-    # Figures numbered, numbered references filled in (site_tools/numbering.py).
+    # Figures numbered, numbered references filled in (site_tools/engine/numbering.py).
     html = numbering.number_page(html, page.url, _NUMBERS, edition(config))
     numbering.retitle_toc(html, page.toc)
     # Listings included from attention_src copy with the imports they need; in the Chinese
@@ -645,7 +647,7 @@ def on_page_content(html, page, config, files, **kwargs):
 def on_post_page(output, page, config, **kwargs):
     # The copy texts of the page, as its copy buttons give them, with what the build's
     # run of them did, for the doc tests and for runs where no site can be built
-    # (site_tools.copyrun: the CUDA run). A notebook's cells are read from its HTML.
+    # (site_tools.engine.copyrun: the CUDA run). A notebook's cells are read from its HTML.
     if store.PENDING in output and not _serving():
         log.warning("%s: an output is still pending (%r): never built", page.url, store.PENDING)
     opened = _PROGRAMS.pop(page.file.src_uri, None)

@@ -45,6 +45,9 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from site_tools.engine import blocks
+from site_tools.engine.blocks import Fence
+
 ROOT = Path(__file__).resolve().parents[1]
 EN = ROOT / "docs"
 ZH = ROOT / "docs-zh"
@@ -57,7 +60,6 @@ CHECK_PAGE = "chapters/check-your-attention.md"
 CHECK_LANG_ARGUMENT = re.compile(r'(,\s*)?"--lang",\s*"zh"(,\s*)?|\s+--lang zh\b')
 
 FRONT = re.compile(r"\A---\n(?P<body>.*?)\n---\n", re.S)
-FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<mark>`{3,}|~{3,})(?P<info>[^\n`]*)$")
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 HAN_HYPHEN = re.compile(r"([\u4e00-\u9fff]) - ([\u4e00-\u9fff])")
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
@@ -108,39 +110,9 @@ def with_front_matter(fields: dict[str, str], body: str) -> str:
     return f"---\n{lines}---\n{body}"
 
 
-@dataclass
-class Fence:
-    info: str  # what follows the backticks: language and options
-    code: str  # dedented
-    line: int  # 1-based line of the opening fence
-
-
 def split(text: str) -> tuple[list[Fence], list[tuple[int, str]]]:
     """The page's fenced blocks, and its other lines ``(line number, text)``."""
-    fences: list[Fence] = []
-    prose: list[tuple[int, str]] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        opened = FENCE_OPEN.match(lines[i])
-        if not opened:
-            prose.append((i + 1, lines[i]))
-            i += 1
-            continue
-        mark, indent = opened["mark"], opened["indent"]
-        body = []
-        j = i + 1
-        while j < len(lines) and not (
-            lines[j].strip().startswith(mark[0] * len(mark))
-            and lines[j].strip().strip(mark[0]) == ""
-            and len(lines[j]) - len(lines[j].lstrip()) <= len(indent)
-        ):
-            body.append(lines[j])
-            j += 1
-        code = textwrap.dedent("\n".join(body)) + "\n"
-        fences.append(Fence(opened["info"].strip(), code, i + 1))
-        i = j + 1
-    return fences, prose
+    return blocks.split(text.splitlines())
 
 
 def notebook_parts(text: str) -> tuple[list[Fence], list[tuple[int, str]]]:
@@ -150,7 +122,7 @@ def notebook_parts(text: str) -> tuple[list[Fence], list[tuple[int, str]]]:
     for n, cell in enumerate(cells):
         source = "".join(cell["source"])
         if cell["cell_type"] == "code":
-            fences.append(Fence("python", source, n + 1))
+            fences.append(Fence("python", source, n + 1, n + 1))
         else:
             inner_fences, inner_prose = split(source)
             fences += inner_fences
@@ -759,7 +731,7 @@ def listing_comments(pages: list[str] | None = None) -> list[ListingComment]:
     import io
     import tokenize
 
-    from site_tools import program
+    from site_tools.engine import program
 
     found: dict[tuple[str, int, str], ListingComment] = {}
     sources: dict[str, list[str]] = {}
@@ -842,7 +814,7 @@ def listing_comment_problems(pages: list[str] | None = None) -> list[str]:
 
 # The Chinese build writes the listings' comments in Chinese, in the HTML (what a page shows
 # and its copy buttons copy) and in the copy texts it records (_copies): both from the
-# English copy (site_tools/copytext.py computes it from the English region, the rest of its
+# English copy (site_tools/engine/copytext.py computes it from the English region, the rest of its
 # class included), so a Chinese copy is the English copy as code, whole.
 _LISTING_DIV = re.compile(
     r'(?P<open><div class="language-python highlight listing"[^>]*?data-copy=")'
@@ -862,8 +834,9 @@ def _code_text(body: str) -> str:
 
 
 def chinese_listings(page_html: str, table: dict[str, str] | None = None) -> str:
-    """A built page's listings (``div.listing``, :func:`site_tools.copytext.add_listing_copies`)
-    with their comments in Chinese: the copy text (``data-copy``) by
+    """A built page's listings (``div.listing``,
+    :func:`site_tools.engine.copytext.add_listing_copies`) with their comments in
+    Chinese: the copy text (``data-copy``) by
     :func:`translate_comments`, the highlighted code by its comment tokens (Pygments'
     ``c1`` spans), checked to read exactly as the copy's lines do.
 
@@ -898,7 +871,7 @@ def chinese_listings(page_html: str, table: dict[str, str] | None = None) -> str
 
 def chinese_copies(path: str | Path, table: dict[str, str] | None = None) -> Path:
     """Write the listings' comments in Chinese in a page's copy texts
-    (``<site>/_copies/<page>.json``, :func:`site_tools.program.write_copies`): each
+    (``<site>/_copies/<page>.json``, :func:`site_tools.engine.program.write_copies`): each
     listing's copy and shown text, as :func:`chinese_listings` writes them on the page."""
     path = Path(path)
     table = comment_table() if table is None else table

@@ -8,7 +8,7 @@ At each build it writes, into the built site:
   ``weights-<key>.bin``) and its WordPiece vocabulary ``vocab.txt`` (one token a
   line, id = line index), read from the pinned model package
   (``attention_src.models.minilm``'s loading path: sha256 checked, safetensors);
-- the small trained models, when ``site_tools.live_small`` exists (its
+- the small trained models, when ``site_tools.outputs.live_small`` exists (its
   ``write_small_models(site_dir)``).
 
 The weights are never committed. The export is content-addressed: its key hashes
@@ -255,7 +255,7 @@ def on_post_build(config, **kwargs) -> None:
     site_dir = Path(config["site_dir"])
     written = write_minilm(site_dir)
     try:
-        from site_tools.live_small import write_small_models
+        from site_tools.outputs.live_small import write_small_models
     except ImportError:  # the small models' export is not in this checkout
         write_small_models = None
     if write_small_models is not None:

@@ -10,7 +10,7 @@
 - code reload: add a statement inside ``causal_mask`` (``attention_src/masks.py``,
   included by the masks chapter) and time until that page is served with it,
   then until every other page that can reach the edited code has been rebuilt
-  (the second build of ``site_tools.deps``), and count the pages of each build.
+  (the second build of ``site_tools.engine.deps``), and count the pages of each build.
 
 Prints one line per figure. Every edit is undone afterwards.
 
@@ -84,7 +84,7 @@ def _reworded_copy(page: Path, tmp: str, env: dict) -> str:
     copy.write_text("\n".join(lines), "utf-8")
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "site_tools.parallel", str(copy)],
+        [sys.executable, "-m", "site_tools.engine.parallel", str(copy)],
         cwd=ROOT,
         env=env,
         capture_output=True,

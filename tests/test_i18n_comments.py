@@ -18,7 +18,8 @@ import re
 import pytest
 
 from attention_src.machinery import code_shape
-from site_tools import copytext, i18n, program
+from site_tools import i18n
+from site_tools.engine import copytext, program
 
 
 @pytest.fixture(scope="module")

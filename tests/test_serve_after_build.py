@@ -22,7 +22,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from site_tools import deps, hooks
+from site_tools import hooks
+from site_tools.engine import deps
 
 ROOT = Path(__file__).resolve().parents[1]
 

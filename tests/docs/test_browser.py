@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from site_tools.copytext import COPY_DIR, page_copies
+from site_tools.engine.copytext import COPY_DIR, page_copies
 
 from . import a11y, widget_minilm, widget_small, widget_wordpiece, widgets
 from .conftest import ARTIFACTS
@@ -278,8 +278,8 @@ def test_chapter_screenshot(browser, site_url, artifacts_dir, mode, scheme):
 # --- what a reader meets on every page: copies, output boxes, widths, figures ---------------------
 
 COPY_BUTTON = 'button.md-code__button[data-md-type="copy"], .md-clipboard'
-# A page's Python blocks as site_tools.copytext.page_copies reads them (not mkdocstrings' boxes);
-# LAYOUT_JS and COPY_TARGETS_JS take it as their argument.
+# A page's Python blocks as site_tools.engine.copytext.page_copies reads them (not
+# mkdocstrings' boxes); LAYOUT_JS and COPY_TARGETS_JS take it as their argument.
 PAGE_BLOCKS = {
     "blocks": ".md-content div.language-python.highlight",
     "notThese": ".doc-object, .doc-signature",
@@ -723,7 +723,7 @@ def _digest(text: str) -> str:
 
 def test_copy_buttons_copy_what_the_build_ran(page_reports, built_site):
     """Each copy button, clicked, copies exactly the text the build ran as the page's program
-    (``site_tools/program.py``, written to ``_copies``), compared by hash, block by block in
+    (``site_tools/engine/program.py``, written to ``_copies``), compared by hash, block by block in
     page order; the blocks are counted in the built HTML by a parse of its own (BeautifulSoup),
     not the build's; no copy is empty, and each holds the lines its block shows, in order. A block
     folded on load is copied open, as a reader opens it to copy; closed, its button is hidden, or

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, SoupStrainer
 
-from site_tools import program, store
+from site_tools.engine import program, store
 
 from .conftest import DOCS, ROOT
 
@@ -84,14 +84,14 @@ def figure_sample(pages: list[Path]) -> list[Path]:
 
 def test_figures_are_the_same_when_their_pages_run_again(built_site, tmp_path):
     # Figures must not change from one execution to the next. The build stored every
-    # block's output (site_tools/store.py); a sample of the pages that draw figures runs
+    # block's output (site_tools/engine/store.py); a sample of the pages that draw figures runs
     # again, each page's program in a fresh interpreter, into an empty store of its own
     # (no rendering, no notebooks: the cheapest second execution), and every figure they
     # print must be byte-identical to the stored one. (Whole outputs may differ: a few
     # print timings, and plot them in figures marked as measured.) The sample: the fewest
     # pages that together call every drawing function the figure pages call -- what can
     # make a figure's bytes differ is how it is drawn and saved (one save path,
-    # site_tools/figures.py, for all); the code that computes what is drawn is seeded, and
+    # site_tools/outputs/figures.py, for all); the code that computes what is drawn is seeded, and
     # the store's keys already re-run it when it changes.
     pages = sorted(p for p in DOCS.rglob("*.md") if "figure_html(" in p.read_text("utf-8"))
     assert len(pages) >= 15, "pages with figures not found"
@@ -101,7 +101,14 @@ def test_figures_are_the_same_when_their_pages_run_again(built_site, tmp_path):
     env = dict(os.environ, ATTENTION_EXEC_STORE=str(scratch))
     workers = str(os.cpu_count() or 1)
     proc = subprocess.run(
-        [sys.executable, "-m", "site_tools.parallel", "--workers", workers, *map(str, pages)],
+        [
+            sys.executable,
+            "-m",
+            "site_tools.engine.parallel",
+            "--workers",
+            workers,
+            *map(str, pages),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -4,7 +4,7 @@ their example models from the installed package (package data of ``attention_src
 this test builds the wheel as the site serves it, installs it into an empty folder with
 ``pip install --target``, and runs the copy texts of the page's decoder session (the
 blocks that read the examples, and those they build on), both editions, as
-``site_tools.copyrun`` runs them, from another empty folder, with that folder alone on
+``site_tools.engine.copyrun`` runs them, from another empty folder, with that folder alone on
 ``PYTHONPATH`` (torch and transformers come from the environment, as a reader's do).
 About 20 s an edition on two loaded cores; the whole page takes about 90 s, and its
 other blocks read no file of the checkout (tests/test_check_examples.py).
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from site_tools import copyrun
-from site_tools.notebooks import build_wheel
-from site_tools.program import copies, page_program
+from site_tools.engine import copyrun
+from site_tools.engine.program import copies, page_program
+from site_tools.outputs.notebooks import build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "chapters/check-your-attention.md"

@@ -4,17 +4,17 @@ The contract is the copy button. For every Python block and notebook code cell
 of every built page, the text its copy button puts on the clipboard, pasted in
 page order into one fresh interpreter per page, runs -- or raises exactly the
 exception the page shows right after it. The build runs exactly those texts
-once (``site_tools.program``: a page is one program; the outputs the page shows
+once (``site_tools.engine.program``: a page is one program; the outputs the page shows
 come from that run), and a block that fails fails the strict build. These
 tests check what the build ran:
 
 - the copy texts the build ran, written to ``site/_copies/<page>.json``, are
   what the built HTML's copy buttons hold, read the way the copy buttons read
-  them (``site_tools.copytext.page_copies``; ``tests/docs/test_browser.py``
+  them (``site_tools.engine.copytext.page_copies``; ``tests/docs/test_browser.py``
   checks that a real browser's copy button gives the same text on every page);
 - each page ran in a fresh interpreter, every block with the status the build
   recorded; the labs' notebook cells, which mkdocs-jupyter executes, run here
-  (``site_tools.copyrun``), and on CUDA, where present, every page runs again;
+  (``site_tools.engine.copyrun``), and on CUDA, where present, every page runs again;
 - every Python block on the built pages is run, apart from blocks marked to
   skip (with a reason; at most 5 % of all blocks);
 - the copy is the code on the page: every shown line is in it, in order, and
@@ -37,8 +37,8 @@ import pytest
 import torch
 from bs4 import BeautifulSoup
 
-from site_tools import copytext
-from site_tools.copyrun import run_page
+from site_tools.engine import copytext
+from site_tools.engine.copyrun import run_page
 
 from .pages import markdown_pages, read_page
 
@@ -296,7 +296,7 @@ def figure_words_in_code(code: str) -> list[str]:
 @pytest.mark.parametrize("path", markdown_pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_figure_captions_and_alt_texts_are_prose_not_code(path):
     """The code that draws a figure is the same in every edition: its words are the
-    Markdown paragraphs after the block (``site_tools/figures.py``), never strings
+    Markdown paragraphs after the block (``site_tools/outputs/figures.py``), never strings
     inside executed code. (The chapter template is built by test_new_chapter.)"""
     offenders = [
         f"{block.where()}, {problem}"

@@ -100,7 +100,7 @@ INSTEAD = {
 }
 
 ON_THE_BUILT_SITE = {
-    ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--masks.json",
+    ".venv/bin/python -m site_tools.engine.copyrun site/_copies/chapters--masks.json",
 }
 
 # The checklist of "Adding a chapter" scaffolds and checks a new chapter: run on the
@@ -126,7 +126,7 @@ NOT_RUN = {
     },
     "./dev.sh test --fast tests/test_house_rules.py tests/test_$MODULE.py": NEW_CHAPTER,
     './dev.sh test tests/docs/test_codeblocks.py -k "fences and $STEM"': NEW_CHAPTER,
-    ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--$STEM.json": NEW_CHAPTER,
+    ".venv/bin/python -m site_tools.engine.copyrun site/_copies/chapters--$STEM.json": NEW_CHAPTER,
     "./dev.sh serve": "serves until stopped",
     "./dev.sh serve zh": "serves until stopped",
     "./dev.sh build": (
@@ -145,11 +145,11 @@ NOT_RUN = {
         "the strict build is what the built_site fixture (tests/docs/conftest.py) "
         "runs, into a temporary folder, once per session; test_build.py checks it"
     ),
-    ".venv/bin/python -m site_tools.copyrun site/_copies/*.json": (
+    ".venv/bin/python -m site_tools.engine.copyrun site/_copies/*.json": (
         "every page: test_codeblocks.py runs the same files through the same "
-        "site_tools.copyrun.run_page"
+        "site_tools.engine.copyrun.run_page"
     ),
-    ".venv/bin/python -m site_tools.copyrun --device cuda site/_copies/*.json": (
+    ".venv/bin/python -m site_tools.engine.copyrun --device cuda site/_copies/*.json": (
         "every page on CUDA: test_codeblocks.py's cuda run does it where a GPU is "
         "present (the GPU workflow's runner)"
     ),
@@ -169,7 +169,7 @@ SHOWS = {
     ],
     ".venv/bin/python -m attention_src.bench --help": ["--quick", "--out", "--sections"],
     ".venv/bin/python -m site_tools.i18n check chapters/masks.md": ["no problems"],
-    ".venv/bin/python -m site_tools.copyrun site/_copies/chapters--masks.json": [
+    ".venv/bin/python -m site_tools.engine.copyrun site/_copies/chapters--masks.json": [
         " passed, 0 failed"
     ],
     f"./dev.sh test --fast {ONE_OF_EACH}": [

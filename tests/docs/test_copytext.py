@@ -1,4 +1,4 @@
-"""site_tools.copytext on its own (no build): a listing's copy carries what it needs."""
+"""site_tools.engine.copytext on its own (no build): a listing's copy carries what it needs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import pytest
 
 from attention_src import masks, multi_head
-from site_tools import copytext
+from site_tools.engine import copytext
 
 
 def _region(module, name: str) -> str:

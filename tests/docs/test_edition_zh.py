@@ -27,7 +27,7 @@ from bs4 import BeautifulSoup
 
 from attention_src.machinery import code_shape
 from site_tools import i18n
-from site_tools.copytext import COPY_DIR
+from site_tools.engine.copytext import COPY_DIR
 
 from .conftest import ROOT
 

@@ -20,7 +20,7 @@ import re
 import pytest
 import torch
 
-from site_tools.explorer import SCALE
+from site_tools.outputs.explorer import SCALE
 
 PAGE = "chapters/real-encoder/index.html"
 SENTENCES = {

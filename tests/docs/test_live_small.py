@@ -1,4 +1,4 @@
-"""The small models' export (site_tools/live_small.py), checked without a browser.
+"""The small models' export (site_tools/outputs/live_small.py), checked without a browser.
 
 What the page computes with it -- every attention weight within 1e-4 of PyTorch, every symbol
 identical, the widget's messages, the audit with a result on the page -- is checked in the
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from site_tools import live_small
+from site_tools.outputs import live_small
 
 from .widget_small import PAGES, reference_model
 

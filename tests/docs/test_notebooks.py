@@ -34,8 +34,8 @@ import pytest
 from bs4 import BeautifulSoup, SoupStrainer
 from packaging.requirements import Requirement
 
-from site_tools import notebooks
-from site_tools.copytext import COPY_DIR
+from site_tools.engine.copytext import COPY_DIR
+from site_tools.outputs import notebooks
 
 from .test_teaching_path import nav_chapters
 
@@ -339,7 +339,7 @@ def test_every_import_of_every_page_resolves_from_the_wheel(built_site, reader_p
 
 @pytest.mark.parametrize("stem", RUN_FROM_THE_WHEEL)
 def test_a_readers_install_runs_the_chapters(built_site, reader_python, stem):
-    from site_tools.copyrun import run_page
+    from site_tools.engine.copyrun import run_page
 
     report = run_page(built_site.dir / COPY_DIR / f"chapters--{stem}.json", python=reader_python)
     assert not report.get("crashed"), report.get("crashed")

@@ -1,5 +1,6 @@
-"""site_tools.numbering without a build: chapter numbers from the nav, figure numbers from page
-order, references filled in, and what is wrong reported (as warnings, which fail a strict build)."""
+"""site_tools.engine.numbering without a build: chapter numbers from the nav, figure
+numbers from page order, references filled in, and what is wrong reported (as
+warnings, which fail a strict build)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from mkdocs.utils.yaml import yaml_load
 
-from site_tools import numbering
+from site_tools.engine import numbering
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMBERS = {

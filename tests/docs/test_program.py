@@ -1,4 +1,4 @@
-"""A page is one program (site_tools/program.py): what its copy buttons give, in page
+"""A page is one program (site_tools/engine/program.py): what its copy buttons give, in page
 order, run once by the build in a fresh interpreter; the page shows what that run printed.
 
 "Every copy text runs" is a fact of the build: a page whose plain block or listing
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from site_tools import program
+from site_tools.engine import program
 
 from .test_new_chapter import scratch_checkout
 
@@ -103,7 +103,7 @@ def test_every_page_is_a_program_the_store_can_key(edition):
 def test_serve_shows_a_pending_output_and_stores_nothing_of_it(tmp_path, monkeypatch):
     """``./dev.sh serve`` hands a page whose outputs are not stored to the background and
     shows PENDING for them: nothing of it reaches the store."""
-    from site_tools import store
+    from site_tools.engine import store
 
     monkeypatch.setenv("ATTENTION_EXEC_STORE", str(tmp_path / "store"))
     deferred = []
@@ -174,7 +174,7 @@ def test_a_copied_block_that_fails_fails_the_strict_build(tmp_path):
     assert "ValueError: invalid literal for int()" in log, log[-3000:]
     # An output that says it is pending (what ./dev.sh serve shows) fails the build too.
     pending = SCRATCH.format(marker=".", info="python").replace(
-        'int("not a number")', "from site_tools import store\nprint(store.PENDING)"
+        'int("not a number")', "from site_tools.engine import store\nprint(store.PENDING)"
     )
     pending = pending.replace(
         "```python\nfrom", '```python exec="on" source="above" result="text"\nfrom'

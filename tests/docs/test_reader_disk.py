@@ -5,7 +5,7 @@ The page loads SmolLM2, whose dequantised weights are about 540 MB of float32 an
 through ``cached``. The build keeps them (``ATTENTION_CACHE_DIR`` names its folder); a
 reader's default folder, the user's cache folder, keeps only results under 50 MB. The
 test runs the page's copy texts (the build's ``_copies`` file, as
-``site_tools.copyrun`` runs them) in a fresh interpreter whose current folder, home
+``site_tools.engine.copyrun`` runs them) in a fresh interpreter whose current folder, home
 folder and temporary folder are empty, with no ``ATTENTION_CACHE_DIR`` or
 ``XDG_*`` variables, then adds up every byte left in those three folders. It loads the
 model several times over: expect a minute or more.
@@ -58,7 +58,7 @@ def run_as_a_reader(copies: Path, scratch: Path) -> tuple[dict, dict[str, int], 
     )
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "site_tools.copyrun", "--one", str(copies)],
+        [sys.executable, "-m", "site_tools.engine.copyrun", "--one", str(copies)],
         cwd=folders["work"],
         env=env,
         capture_output=True,

@@ -1,4 +1,4 @@
-"""The store of executed outputs (site_tools/store.py): each block runs once.
+"""The store of executed outputs (site_tools/engine/store.py): each block runs once.
 
 What executes is counted, never timed: a page whose code differs only in
 comments and prose (a translated edition) executes nothing; an edit of a
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from site_tools import deps, store
+from site_tools.engine import deps, store
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -233,10 +233,10 @@ def test_a_failed_program_stores_nothing_after_the_failure(tmp_path, monkeypatch
 
 
 def test_the_real_runner_runs_the_copy_texts_as_one_program():
-    """``site_tools.program`` in a fresh interpreter: one namespace for every block a
+    """``site_tools.engine.program`` in a fresh interpreter: one namespace for every block a
     reader copies; a figure's code sees the page's names (and the names earlier
     figures made) but leaves the reader's names and random generators alone."""
-    from site_tools import program
+    from site_tools.engine import program
 
     page = """
 ```python exec="on" source="above" session="a" result="text"
@@ -328,7 +328,7 @@ def _render(root: Path, pages: list[Path], folder: Path) -> dict[str, dict]:
     env = dict(os.environ, ATTENTION_EXEC_STORE=str(folder), PYTHONPATH=str(root))
     env.pop("PYTHONSAFEPATH", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "site_tools.parallel", *map(str, pages)],
+        [sys.executable, "-m", "site_tools.engine.parallel", *map(str, pages)],
         cwd=root,
         env=env,
         capture_output=True,

@@ -12,7 +12,7 @@ The check reads what the reader gets: every copy text of a chapter (listings wit
 the imports their copy adds, exercise solutions included), as the built site
 writes them. ``python -m tests.docs.test_teaching_path docs/chapters/PAGE.md``
 checks one page without a build (it renders the page's Markdown through the run-once
-store, as ``python -m site_tools.parallel`` does) and prints what it finds.
+store, as ``python -m site_tools.engine.parallel`` does) and prints what it finds.
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def test_no_chapter_uses_what_a_later_chapter_teaches(built_site):
 
 def _page_codes(page: Path) -> list[str]:
     """The copy texts of one page, read from its Markdown as the build reads them (no build)."""
-    from site_tools import program
+    from site_tools.engine import program
 
     return [b["code"] for b in program.copies(program.page_program(page.read_text("utf-8")))]
 

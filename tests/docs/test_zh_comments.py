@@ -34,7 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from site_tools import i18n, program
+from site_tools import i18n
+from site_tools.engine import program
 from site_tools.i18n import CODE_BOX_COLUMNS, display_width, term_phrases
 from site_tools.i18n import comment_is_english as is_english
 
@@ -183,8 +184,8 @@ def test_the_shell_fences_comments_are_found_and_checked(tmp_path):
 
 def test_the_generated_install_block_has_no_english_comment():
     """The install block the build prints on the home page and at the top of every
-    notebook (``site_tools.notebooks``), read as the shell fence it is."""
-    from site_tools import notebooks
+    notebook (``site_tools.outputs.notebooks``), read as the shell fence it is."""
+    from site_tools.outputs import notebooks
 
     markdown = notebooks.install_markdown()
     code = markdown.split("```bash\n", 1)[1].split("\n```", 1)[0]

@@ -1,7 +1,7 @@
 """The small trained models in the reader's browser equal PyTorch (issue 37).
 
 Chapter 12's causal copy model and chapter 14's encoder–decoder run in their pages
-(docs/assets/javascripts/attention-live-small.js, on weights site_tools/live_small.py
+(docs/assets/javascripts/attention-live-small.js, on weights site_tools/outputs/live_small.py
 exports at build time). Each widget is exercised inside its page's one visit of the browser
 pass (tests/docs/test_browser.py's ``page_reports``; tests/docs/widgets.py finds it and calls
 :func:`drive`), before that visit's accessibility audit, so the audit (light and dark, 1280
@@ -42,7 +42,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from site_tools import live_small
+from site_tools.outputs import live_small
 
 from . import a11y
 from .conftest import ARTIFACTS
@@ -64,7 +64,7 @@ _MODELS: dict = {}
 
 def reference_model(name: str):
     """The page's model as the build trained it: its program run up to the training,
-    which the results cache answers (site_tools.live_small.trained_model)."""
+    which the results cache answers (site_tools.outputs.live_small.trained_model)."""
     if name not in _MODELS:
         _MODELS[name] = live_small.trained_model(live_small.BY_NAME[name]).cpu().eval()
     return _MODELS[name]

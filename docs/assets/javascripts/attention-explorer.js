@@ -1,4 +1,4 @@
-/* The offline attention explorer (site_tools/explorer.py writes its data).
+/* The offline attention explorer (site_tools/outputs/explorer.py writes its data).
  *
  * Every <figure class="attention-explorer"> holds a <script type="application/json"
  * class="ae-data"> with {tokens, layers, heads, scale, weights[l][h][i][j], start}.

@@ -7,10 +7,10 @@
  * its header states the layout: row-major [L, D], weights [out, in]).
  *
  * A classic script, loaded by the two chapter pages only (their widget's
- * placeholder, printed by site_tools/live_small.py's widget_html, brings the
+ * placeholder, printed by site_tools/outputs/live_small.py's widget_html, brings the
  * <script> tag). The weights are fetched when the reader presses the button,
  * never before: assets/live/small/<name>.json (settings, shapes) and the
- * float32 weights it names (site_tools/live_small.py writes both at build time
+ * float32 weights it names (site_tools/outputs/live_small.py writes both at build time
  * from the build's own trained results).
  *
  * window.AttentionLive.small = {load, causalLM, generate, encoderDecoder,
@@ -69,7 +69,7 @@
    * The model `name`: {manifest, config, params}, params[name] a tensor per entry of
    * the state_dict (a shared table under both names). onProgress(bytes, total) counts
    * both files, the JSON and the weights: the bytes the widget's button names
-   * (data-bytes, site_tools/live_small.py's export_size).
+   * (data-bytes, site_tools/outputs/live_small.py's export_size).
    */
   async function load(name, onProgress) {
     const { tensor } = ops();

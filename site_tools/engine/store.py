@@ -1,15 +1,15 @@
 """The one store of executed outputs: each page's blocks run once, whoever asks.
 
 The build, ``mkdocs serve`` and the doc tests all render pages through the same
-Python fence (:mod:`site_tools.fences`), which asks this store for a block's
+Python fence (:mod:`site_tools.engine.fences`), which asks this store for a block's
 output before running it. A block's output is stored under a key made of
 everything that determines it:
 
 - the *shape* of the page's program up to and including this block: its copy
-  texts and figures' code in page order (:mod:`site_tools.program`;
+  texts and figures' code in page order (:mod:`site_tools.engine.program`;
   :func:`attention_src.machinery.code_shape`: the syntax tree, so comments,
   docstrings and layout do not count), with each block's kind and ``raises=``;
-- the page's fingerprints (:func:`site_tools.deps.page_fingerprints`, ``runs``
+- the page's fingerprints (:func:`site_tools.engine.deps.page_fingerprints`, ``runs``
   and ``data``): the package code its blocks can reach (without comments or
   docstrings), ``site_tools`` itself, and the bytes of the files of
   ``docs/data`` that this code names;
@@ -29,7 +29,7 @@ hash of their output, and an entry that cannot be read or does not match is
 deleted and recomputed, never served. Each use touches its entry; a full
 build of the site deletes the entries it did not use (:func:`prune`).
 
-:mod:`site_tools.parallel` runs the programs of the pages a build needs, a
+:mod:`site_tools.engine.parallel` runs the programs of the pages a build needs, a
 fresh interpreter each, side by side, so that the build itself only reads the store.
 """
 
@@ -39,15 +39,15 @@ import hashlib
 import json
 import os
 import platform
-import re
 import tempfile
-import textwrap
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from site_tools.engine import blocks
+
+ROOT = Path(__file__).resolve().parents[2]
 STORE = ROOT / ".cache" / "executed"
 PAGES = "pages.json"  # what each page used in its last rendering
 
@@ -92,23 +92,17 @@ def _code_hash(markdown: str) -> str:
     from attention_src.machinery import code_shape
 
     digest = hashlib.sha256()
-    for found in _FENCE.finditer(markdown):
-        code = textwrap.dedent(found["code"])
-        digest.update(f"{found['info'].strip()}\0{code_shape(code)}\0".encode())
+    for fence in blocks.fences(markdown, "python"):
+        options = fence.info[len("python") :].strip()
+        digest.update(f"{options}\0{code_shape(fence.code)}\0".encode())
     return digest.hexdigest()
-
-
-_FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)```python(?P<info>[^\n]*)\n(?P<code>.*?)^(?P=indent)```",
-    re.MULTILINE | re.DOTALL,
-)
 
 
 @dataclass
 class _Page:
     name: str  # for the log and the counts
     text: str  # hash of the page's executed code: its record in the store
-    blocks: list = field(default_factory=list)  # the program (site_tools.program.Block)
+    blocks: list = field(default_factory=list)  # the program (site_tools.engine.program.Block)
     keys: list[str] = field(default_factory=list)
     base: str | None = None
     outputs: list[str | None] = field(default_factory=list)  # per program block
@@ -126,7 +120,7 @@ _BASES: dict[str, str] = {}  # page text hash -> base, for one build (forget_cod
 def _page_base(markdown: str) -> str:
     text = _text_hash(markdown)
     if text not in _BASES:
-        from site_tools.deps import markdown_fingerprints
+        from site_tools.engine.deps import markdown_fingerprints
 
         prints = markdown_fingerprints(markdown)
         base = "\0".join([_environment(), prints["runs"], prints["data"]])
@@ -173,11 +167,11 @@ def open_page(
 ) -> _Page:
     """Start a page: find its program's outputs in the store, or run its program.
 
-    The page's program (:func:`site_tools.program.page_program`: its copy texts in
+    The page's program (:func:`site_tools.engine.program.page_program`: its copy texts in
     page order, and its figures' code) runs whole in a fresh interpreter when any
     of its blocks has no stored output; the blocks whose outputs were stored
     already count as replayed, the others as executed. ``run(blocks, page)``
-    replaces :func:`site_tools.program.run_program` (the tests count with it).
+    replaces :func:`site_tools.engine.program.run_program` (the tests count with it).
     The Python fence then takes the outputs in order (:func:`output_for`).
 
     ``defer(markdown, name)`` (``./dev.sh serve``): instead of running a program,
@@ -197,11 +191,11 @@ def fill(
 ) -> _Page:
     """:func:`open_page` without opening it: the page's outputs, from the store or
     from a run of its program (which stores them). Safe to call from threads."""
-    from site_tools import program
+    from site_tools.engine import program
 
     # Reading the page parses Python (ast); CPython 3.11's parser is not safe to run in two
     # threads at once (seen here: "AST constructor recursion depth mismatch"), and
-    # site_tools.parallel fills pages from threads: one page is read at a time.
+    # site_tools.engine.parallel fills pages from threads: one page is read at a time.
     with _READING:
         page = _Page(name, _code_hash(markdown))
         page.blocks = program.page_program(markdown)
@@ -237,7 +231,7 @@ def fill(
 def end_page() -> list[str]:
     """Finish the page and record the keys its blocks used (returned, in order).
 
-    Called after a page is rendered (the build's hook, :mod:`site_tools.parallel`),
+    Called after a page is rendered (the build's hook, :mod:`site_tools.engine.parallel`),
     or by the next :func:`open_page`."""
     page = _PAGE.pop() if _PAGE else None
     if page is None:
@@ -390,7 +384,7 @@ def needs_run(markdown: str, folder: Path | None = None) -> bool:
     """Whether a page may have a block without a stored output: the page, or the
     code it reaches, changed since it was last rendered, or an entry it used is gone."""
     folder = folder or store_dir()
-    if folder is None or not _FENCE.search(markdown):
+    if folder is None or not blocks.fences(markdown, "python"):
         return False
     record = page_record(markdown, folder)
     if not record or record.get("base") != _page_base(markdown):

@@ -1,15 +1,15 @@
 """Pages executed in parallel: the independent pages of a build, side by side.
 
 MkDocs renders pages one at a time. Before it does, the build hook hands the
-pages whose blocks the store (:mod:`site_tools.store`) cannot serve to
+pages whose blocks the store (:mod:`site_tools.engine.store`) cannot serve to
 :func:`prefill`, which runs each page's program -- its copy texts in page
-order, and its figures' code (:mod:`site_tools.program`) -- in a fresh
+order, and its figures' code (:mod:`site_tools.engine.program`) -- in a fresh
 interpreter of its own, as many at once as there are cores unless
 ``$ATTENTION_WORKERS`` says otherwise, under the same keys as the build. The
 build then reads every output from the store. No page sees what another left
 behind: each is a reader's fresh interpreter.
 
-``python -m site_tools.parallel PAGE.md ...`` does the same from the command
+``python -m site_tools.engine.parallel PAGE.md ...`` does the same from the command
 line and prints what executed: the tests count executions with it.
 """
 
@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
-from site_tools import program, store
+from site_tools.engine import program, store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_page(source: Path, name: str, threads: int | None = None) -> dict:
@@ -108,7 +108,7 @@ def in_background(markdown: str, name: str, done: Callable[[str], None]) -> None
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m site_tools.parallel PAGE.md ...``: run the pages' programs through
+    """``python -m site_tools.engine.parallel PAGE.md ...``: run the pages' programs through
     the store, one page after another unless ``--workers N``, and print a JSON report."""
     import argparse
 

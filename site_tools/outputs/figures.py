@@ -5,7 +5,7 @@ that draws a figure is the same in every edition of a page. A build-only block
 prints the picture, and the Markdown right after it says what it shows::
 
     ```python exec="on" html="true" session="masks"
-    from site_tools.figures import figure_html
+    from site_tools.outputs.figures import figure_html
 
     print(figure_html(fig, id="fig-masks-padding"))
     ```
@@ -47,7 +47,7 @@ def figure_html(fig, *, id: str, measured: bool = False) -> str:
     Its caption and alt text come from the Markdown after the block
     (:func:`attach_text`); the build numbers the caption ("Figure 6.1 —") and
     fills in links to ``#<id>`` whose text holds a lone ``#``
-    (``site_tools/numbering.py``). ``id`` must start with ``fig-``.
+    (``site_tools/engine/numbering.py``). ``id`` must start with ``fig-``.
 
     The SVG is embedded as a data URI so that the page carries its own
     pictures (nothing is written into ``docs/``, which would make

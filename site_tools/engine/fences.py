@@ -13,9 +13,9 @@ fails), so a page can never claim an error that the code no longer makes.
 The code box of such a block carries ``data-raises``, which the doc tests read.
 
 In the build a page runs as one program, in a fresh interpreter of its own:
-what its copy buttons give, in page order (:mod:`site_tools.program`); this
+what its copy buttons give, in page order (:mod:`site_tools.engine.program`); this
 fence shows the output that run captured for the block, from the store of
-executed outputs (:mod:`site_tools.store`), so each block runs once, whoever
+executed outputs (:mod:`site_tools.engine.store`), so each block runs once, whoever
 asks. Outside a page opened in the store (Markdown rendered on its own),
 blocks with the same ``session=`` share one namespace, as a reader's Python
 session would, and every page starts with fresh sessions
@@ -39,8 +39,8 @@ from markdown_exec import (
     validator,  # noqa: F401  (re-exported for mkdocs.yml)
 )
 
-from site_tools import store
-from site_tools.program import shown_exception
+from site_tools.engine import store
+from site_tools.engine.program import shown_exception
 
 _SESSIONS: dict[str, dict] = {}
 _FORMATTING: list[str] = []  # blocks being formatted (markdown-exec renders Markdown inside)
@@ -107,7 +107,7 @@ def _runner(raises: str | None):
 
     def run(code: str, session: str | None = None, **_: object) -> str:
         # Each block runs once: its output comes from the store when nothing that
-        # determines it changed (site_tools/store.py).
+        # determines it changed (site_tools/engine/store.py).
         try:
             return store.output_for(code, session, raises, _run_block)
         except store.PageError as error:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from site_tools.figures import ALT_SLOT, svg_img
+from site_tools.outputs.figures import ALT_SLOT, svg_img
 
 __all__ = ["SCALE", "explorer_data", "explorer_html"]
 
@@ -75,7 +75,7 @@ def explorer_html(
         weights: ``(layers, heads, L, L)``.
         id: the figure's id, starting ``fig-``. Its caption and the alt text of
             the fallback come from the Markdown after the block, as for any
-            figure (``site_tools.figures.attach_text``).
+            figure (``site_tools.outputs.figures.attach_text``).
         fallback_fig: a matplotlib figure shown when JavaScript is off.
         layer, head, token: what the explorer shows first (0-based).
     """

@@ -18,7 +18,7 @@ reads a built HTML page the way the copy buttons do (Material's ``data-copy``
 or the code's text; mkdocs-jupyter's ``<clipboard-copy for=...>``, which copies
 the ``textContent`` of the element it names) and returns one
 :class:`CopyBlock` per block, in page order. The build writes them next to the
-site (:func:`write_page_copies`), and ``python -m site_tools.copyrun`` runs
+site (:func:`write_page_copies`), and ``python -m site_tools.engine.copyrun`` runs
 them; the doc tests run exactly those texts.
 """
 

@@ -2,10 +2,10 @@
 page, every block in page order, each block executed as one unit (as IPython or
 a notebook runs a cell).
 
-    python -m site_tools.copyrun site/_copies/*.json            # on the CPU
-    python -m site_tools.copyrun --device cuda site/_copies/*.json
+    python -m site_tools.engine.copyrun site/_copies/*.json            # on the CPU
+    python -m site_tools.engine.copyrun --device cuda site/_copies/*.json
 
-The JSON files are written by the build (``site_tools.copytext``). A block
+The JSON files are written by the build (``site_tools.engine.copytext``). A block
 passes when it runs, or when it raises exactly the exception its page shows
 right after it (``raises``). Blocks marked ``skip`` are not run (the reason is
 printed). Needs only the standard library here; the pages themselves need
@@ -27,7 +27,7 @@ import time
 import traceback
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _exception_type(name: str) -> type[BaseException] | None:
@@ -93,7 +93,7 @@ def run_page(
         env["CUDA_VISIBLE_DEVICES"] = ""  # the pages choose cuda when they see it
     if python is None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        command = [sys.executable, "-m", "site_tools.copyrun"]
+        command = [sys.executable, "-m", "site_tools.engine.copyrun"]
         cwd = ROOT
     else:
         env.pop("PYTHONPATH", None)

@@ -18,7 +18,7 @@ in the reader's browser. This module writes them where the widgets fetch them:
   sees it before anything is fetched) and the page's own example inputs.
 
 Where the weights come from: the page itself. The page's program
-(:func:`site_tools.program.page_program`) is run, as the build runs it, up to
+(:func:`site_tools.engine.program.page_program`) is run, as the build runs it, up to
 the block that trains the model through ``cached(...)``; with the same code and
 settings the call finds the result the build stored, so the browser gets the
 weights the page's figures were drawn from, never a second training. The export
@@ -39,7 +39,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUT_DIR = "assets/live/small"  # under the site
 FORMAT = 1  # the layout of the JSON and the .bin; the script checks it
 
@@ -207,7 +207,7 @@ def widget_html(name: str, model, *, examples, trained_lengths=None) -> str:
 
 def _program_until(model: SmallModel) -> list:
     """The page's blocks, in page order, up to the one that trains the model."""
-    from site_tools.program import page_program
+    from site_tools.engine.program import page_program
 
     text = (ROOT / model.page).read_text(encoding="utf-8")
     blocks = page_program(text)
@@ -215,7 +215,7 @@ def _program_until(model: SmallModel) -> list:
         if model.trains in block.code:
             return blocks[: i + 1]
     raise ValueError(
-        f"{model.page} has no block containing {model.trains!r}: site_tools/live_small.py "
+        f"{model.page} has no block containing {model.trains!r}: site_tools/outputs/live_small.py "
         "must name the block that trains the model"
     )
 
@@ -223,14 +223,14 @@ def _program_until(model: SmallModel) -> list:
 def trained_model(model: SmallModel):
     """The page's trained model: its program run up to the block that trains it.
 
-    As :func:`site_tools.program.execute` runs it: one namespace named ``__main__``
+    As :func:`site_tools.engine.program.execute` runs it: one namespace named ``__main__``
     (the cache keys a function defined on the page by its code and module), torch's
     default seed first, a figure's code skipped (it draws only), a block that shows
     an exception run until it raises it, printing swallowed.
     """
     import torch
 
-    from site_tools.program import TORCH_FRESH_SEED, _exception
+    from site_tools.engine.program import TORCH_FRESH_SEED, _exception
 
     namespace: dict = {"__name__": "__main__"}
     with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
@@ -296,6 +296,6 @@ def write_small_models(site_dir: Path) -> list[Path]:
     return written
 
 
-if __name__ == "__main__":  # python -m site_tools.live_small SITE_DIR
+if __name__ == "__main__":  # python -m site_tools.outputs.live_small SITE_DIR
     for path in write_small_models(Path(sys.argv[1] if len(sys.argv) > 1 else "site")):
         print(path, path.stat().st_size)

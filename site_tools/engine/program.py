@@ -10,7 +10,7 @@ captured from that one run, block by block:
   expanded, as ``pymdownx.snippets`` expands them) and returns its Python
   blocks in page order, each with the text its copy button gives: a block's
   code as shown, or, for a listing included from ``attention_src``, the code
-  with the imports and helpers it needs (:func:`site_tools.copytext.listing_copy`).
+  with the imports and helpers it needs (:func:`site_tools.engine.copytext.listing_copy`).
   The copy texts are known here, at the Markdown level, before any rendering.
 - A figure's drawing code (an executed block that shows no code) is not copied
   by a reader. It runs at its place in the program, against the names the page
@@ -18,13 +18,13 @@ captured from that one run, block by block:
   its own and with the random generators put back afterwards, so that the
   blocks the reader copies run exactly as they would without it.
 - :func:`run_program` runs the program in a fresh interpreter
-  (``python -m site_tools.program``) and returns, per block, what it printed,
+  (``python -m site_tools.engine.program``) and returns, per block, what it printed,
   the exception message a ``raises=`` block showed, or the traceback of a block
   that failed (the build then fails: every copy text runs, as a fact of the build).
 
-The store of executed outputs (:mod:`site_tools.store`) keys each block on the
+The store of executed outputs (:mod:`site_tools.engine.store`) keys each block on the
 shape of the program up to it and serves the Python fence
-(:mod:`site_tools.fences`) from this run.
+(:mod:`site_tools.engine.fences`) from this run.
 """
 
 from __future__ import annotations
@@ -46,9 +46,10 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from site_tools.engine.blocks import split
 
-FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`\n]*)$")
+ROOT = Path(__file__).resolve().parents[2]
+
 ATTR = re.compile(r'(\w+)="([^"]*)"')
 SKIP = re.compile(r'<div\b[^>]*\bdata-skip-reason="(?P<why>[^"]*)"')
 LISTING = re.compile(r"attention_src/[\w/]+\.py")
@@ -101,44 +102,28 @@ def page_program(markdown_text: str) -> list[Block]:
     inside ``<div class="copy-skip" data-skip-reason="…" markdown>`` is copied
     but not run (the reason travels with it).
     """
-    from site_tools.copytext import listing_copy
+    from site_tools.engine.copytext import listing_copy
 
     lines = _snippets().run(markdown_text.split("\n"))
-    blocks: list[Block] = []
+    fences, prose = split(lines)
+    skip_at: dict[int, str | None] = {}  # line -> the copy-skip reason in force there
     skip: str | None = None
-    i = 0
-    while i < len(lines):
-        line = lines[i]
+    for number, line in prose:
         found = SKIP.search(line)
         if found:
             skip = found["why"]
         elif skip is not None and line.strip() == "</div>":
             skip = None
-        match = FENCE.match(line)
-        if not match:
-            i += 1
-            continue
-        indent, ticks, info = match["indent"], match["ticks"], match["info"].strip()
-        body: list[str] = []
-        i += 1
-        while i < len(lines):
-            closing = FENCE.match(lines[i])
-            if (
-                closing
-                and closing["ticks"].startswith(ticks)
-                and not closing["info"].strip()
-                and len(closing["indent"]) <= len(indent)
-            ):
-                break
-            text = lines[i]
-            body.append(text[len(indent) :] if text.startswith(indent) else text.lstrip())
-            i += 1
-        i += 1
-        lang = info.split()[0] if info else ""
-        if lang != "python":
+        skip_at[number] = skip
+    blocks: list[Block] = []
+    for fence in fences:
+        before = [n for n in skip_at if n < fence.line]
+        skip = skip_at[max(before)] if before else None
+        info = fence.info
+        if fence.lang != "python":
             continue
         attrs = dict(ATTR.findall(info))
-        code = textwrap.dedent("\n".join(body)).rstrip("\n")
+        code = fence.code.rstrip("\n")
         executed = attrs.get("exec") in EXEC_ON
         title = attrs.get("title", "")
         number = len(blocks) + 1
@@ -168,7 +153,7 @@ def page_program(markdown_text: str) -> list[Block]:
 
 
 def copies(blocks: list[Block]) -> list[dict]:
-    """The copy texts (what ``site_tools.copyrun`` reads): the blocks a reader copies,
+    """The copy texts (what ``site_tools.engine.copyrun`` reads): the blocks a reader copies,
     numbered 1, 2, … in page order."""
     found = []
     for block in blocks:
@@ -188,11 +173,11 @@ def copies(blocks: list[Block]) -> list[dict]:
 
 
 def write_copies(site_dir: str | Path, url: str, page) -> Path | None:
-    """Write the copy texts of a page's program (an open page of :mod:`site_tools.store`)
-    to ``<site>/_copies/<url>.json``, in the format ``site_tools.copyrun`` reads, each with
+    """Write the copy texts of a page's program (an open page of :mod:`site_tools.engine.store`)
+    to ``<site>/_copies/<url>.json``, in the format ``site_tools.engine.copyrun`` reads, each with
     what the build's run of it did (``status``: ``ok``, ``raised as shown``, ``skipped`` or
     ``failed``)."""
-    from site_tools.copytext import copies_path
+    from site_tools.engine.copytext import copies_path
 
     blocks = copies(page.blocks)
     if not blocks:
@@ -359,7 +344,7 @@ def run_program(
             json.dumps({"page": page, "blocks": [asdict(b) for b in blocks]}), encoding="utf-8"
         )
         proc = subprocess.run(
-            [sys.executable, "-m", "site_tools.program", str(source), str(report)],
+            [sys.executable, "-m", "site_tools.engine.program", str(source), str(report)],
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -383,7 +368,8 @@ def run_program(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m site_tools.program PROGRAM.json REPORT.json`` (used by :func:`run_program`)."""
+    """``python -m site_tools.engine.program PROGRAM.json REPORT.json`` (used by
+    :func:`run_program`)."""
     args = sys.argv[1:] if argv is None else argv
     data = json.loads(Path(args[0]).read_text(encoding="utf-8"))
     threads = os.environ.get("ATTENTION_PROGRAM_THREADS")

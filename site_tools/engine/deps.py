@@ -28,32 +28,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import textwrap
 from pathlib import Path
 
 from attention_src.machinery.source import PACKAGE, reachable_code, read_source
+from site_tools.engine import blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "docs" / "data"
 INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[\w-]+)"')
-# site_tools modules that no page's block runs through and that do not decide what a
-# block prints (they act on a page's Markdown or HTML around its blocks, or run copies
-# in tests): editing them re-executes nothing.
-NOT_RUN_BY_PAGES = {
-    "copyrun.py",
-    "deps.py",  # computes the keys; what it finds is in them
-    "hooks.py",
-    "i18n.py",
-    "live_hooks.py",  # live_small.py is not here: the pages' widget blocks import it
-    "measure.py",
-    "numbering.py",
-}
-# A Python fence, at the left margin or indented: a block folded in a "Going further"
-# detour or an exercise's solution is as much a part of the page's program.
-FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)```python[^\n]*\n(?P<code>.*?)^(?P=indent)```",
-    re.MULTILINE | re.DOTALL,
-)
+# What runs a page's program and may decide what its blocks print, besides the code its
+# blocks import (site_tools modules included, followed through their own imports): the
+# runner. Editing any other module of site_tools (the MkDocs plugin, the numbering, the
+# translation tools, …) re-executes nothing.
+RUNNER = ROOT / "site_tools" / "engine" / "program.py"
 
 
 def _region(path: str, region: str) -> str:
@@ -79,11 +66,11 @@ def _code_cells(source: Path) -> list[str]:
 
 
 def _fences(markdown: str) -> list[str]:
-    return [textwrap.dedent(m["code"]) for m in FENCE.finditer(markdown)]
+    return [fence.code for fence in blocks.fences(markdown, "python")]
 
 
-def _imported(code: str) -> list[str]:
-    """``"module:name"`` or ``"module"`` for each project import in the code."""
+def _imported(code: str, package: str = PACKAGE) -> list[str]:
+    """``"module:name"`` or ``"module"`` for each import of ``package`` in the code."""
     try:
         found = read_source(code).all_imports
     except SyntaxError:  # a listing placeholder or a deliberately broken block
@@ -91,8 +78,28 @@ def _imported(code: str) -> list[str]:
     return [
         f"{module}:{name}" if name is not None else module
         for module, name in found
-        if module.split(".")[0] == PACKAGE
+        if module.split(".")[0] == package
     ]
+
+
+def _site_tools_run(cells: list[str]) -> tuple[list[Path], list[str]]:
+    """The files of ``site_tools`` a page's program runs (the runner, the modules its
+    blocks import and theirs), and the ``attention_src`` imports of those modules."""
+    files = {RUNNER}
+    targets: list[str] = []
+    todo = [found for code in cells for found in _imported(code, "site_tools")]
+    while todo:
+        module = todo.pop().split(":")[0]
+        path = ROOT / (module.replace(".", "/") + ".py")
+        if not path.is_file():
+            path = ROOT / module.replace(".", "/") / "__init__.py"
+        if not path.is_file() or path in files:
+            continue
+        files.add(path)
+        text = path.read_text(encoding="utf-8")
+        todo += _imported(text, "site_tools")
+        targets += _imported(text)
+    return sorted(files), targets
 
 
 def page_fingerprints(source: Path) -> dict[str, str]:
@@ -116,13 +123,14 @@ def _fingerprints(text: str, cells: list[str]) -> dict[str, str]:
         targets += [f"{module}:{name}" for name in _defined(body)]
     for code in cells:
         targets += _imported(code)
+    tools, tool_targets = _site_tools_run(cells)
+    targets += tool_targets
     runs = hashlib.sha256()  # what the page's blocks run: the code they reach
     reached = reachable_code(*sorted(set(targets)))
     for name, body in reached.items():
         runs.update(f"{name}\0{body}\0".encode())
-    for tool in sorted((ROOT / "site_tools").glob("*.py")):
-        if tool.name not in NOT_RUN_BY_PAGES:
-            runs.update(tool.read_bytes())
+    for tool in tools:
+        runs.update(f"{tool.relative_to(ROOT).as_posix()}\0".encode() + tool.read_bytes())
     code = hashlib.sha256(listings.digest() + runs.digest())
     data = hashlib.sha256()
     for path in data_files_read(cells, reached.values()):

@@ -5,7 +5,7 @@ notebook that reads like the page: the prose as Markdown cells (converted by
 ``markdownify``; math back to ``$…$``; admonitions and folded solutions as
 quotes; links made absolute, since a downloaded notebook has no site around it;
 diagrams as attachments) and, as code cells, exactly the texts the page's copy
-buttons give (:func:`site_tools.copytext.page_copies`), in page order. A block
+buttons give (:func:`site_tools.engine.copytext.page_copies`), in page order. A block
 marked ``raises=`` becomes a cell tagged ``raises-exception`` whose first line
 says that it raises. The outputs the build printed, and the figures it drew,
 are attached to their cells, so the notebook reads like the page before it is
@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urljoin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "attention_src"
 DOWNLOADS = "downloads"  # under the built site: the wheel and models.txt
 RAISES_NOTE = {
@@ -249,7 +249,7 @@ def _figure_svg(figure, page_html: str) -> str | None:
         ref = node.get("src") or node.get("href") or ""
         if ref.startswith("data:image/svg+xml;base64,"):
             return base64.b64decode(ref.split(",", 1)[1]).decode("utf-8")
-    from site_tools.figures import figure_span
+    from site_tools.outputs.figures import figure_span
 
     span = figure_span(page_html, figure["id"]) if figure.get("id") else None
     inline = re.search(r"<svg\b.*</svg>", page_html[span[0] : span[1]], re.S) if span else None
@@ -419,7 +419,7 @@ def page_notebook(page_html: str, *, page_url: str, site_url: str, title: str = 
     import nbformat
     from bs4 import BeautifulSoup
 
-    from site_tools.copytext import page_copies
+    from site_tools.engine.copytext import page_copies
 
     copies = [b for b in page_copies(page_html) if b.kind == "python"]
     article = BeautifulSoup(page_html, "html.parser").find("article")
@@ -468,7 +468,7 @@ def notebook_name(page_url: str) -> str:
 def write_notebook(page_html: str, *, page_url: str, site_dir: str | Path, cache: Path) -> Path:
     """Write the chapter's notebook next to its built page; reuse the one made from
     the same page by the same code (the key covers both)."""
-    from site_tools import copytext
+    from site_tools.engine import copytext
 
     digest = hashlib.sha256()
     for part in (page_html, page_url, site_url(), wheel_name()):

@@ -4,11 +4,11 @@ pages with Python-Markdown runs it: MkDocs, ProperDocs, Zensical).
 - Before anything else reads the page (a preprocessor that runs first), every
   session of the Python fence is forgotten -- a reader pastes each page into a
   fresh interpreter -- for Markdown rendered outside a build. (The build's hook
-  opens each page in the store of executed outputs, :mod:`site_tools.store`,
+  opens each page in the store of executed outputs, :mod:`site_tools.engine.store`,
   which runs the page's program in a fresh interpreter of its own.)
 - After the page is HTML (a postprocessor that runs last), the figures'
   captions and alt texts, written as paragraphs after the blocks that draw
-  them, are moved into the figures (:func:`site_tools.figures.attach_text`). A
+  them, are moved into the figures (:func:`site_tools.outputs.figures.attach_text`). A
   problem there is logged as a warning, which fails ``mkdocs build --strict``.
 
 """
@@ -21,9 +21,10 @@ from markdown import Extension
 from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
-from site_tools import fences, figures
+from site_tools.engine import fences
+from site_tools.outputs import figures
 
-log = logging.getLogger("mkdocs.extensions.site_tools.pages")
+log = logging.getLogger("mkdocs.extensions.site_tools.engine.pages")
 
 
 class _PageStart(Preprocessor):
