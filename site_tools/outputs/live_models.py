@@ -1,15 +1,13 @@
-"""MkDocs hooks for the models that run in the reader's browser (issue 37).
+"""The models that run in the reader's browser (issue 37), written into the built site.
 
-Registered in mkdocs.yml (and so in mkdocs.zh.yml) after ``site_tools/hooks.py``.
-At each build it writes, into the built site:
+At each build (site_tools.after_build) it writes, into the built site:
 
 - ``assets/live/minilm/``: all-MiniLM-L6-v2's weights for
   ``docs/assets/javascripts/attention-live.js`` (``model.json``, a manifest, and
   ``weights-<key>.bin``) and its WordPiece vocabulary ``vocab.txt`` (one token a
   line, id = line index), read from the pinned model package
   (``attention_src.models.minilm``'s loading path: sha256 checked, safetensors);
-- the small trained models, when ``site_tools.outputs.live_small`` exists (its
-  ``write_small_models(site_dir)``).
+- the small trained models (``site_tools.outputs.live_small.write_small_models``).
 
 The weights are never committed. The export is content-addressed: its key hashes
 the checkpoint's sha256, the format and this module's source, so a warm build
@@ -26,6 +24,7 @@ float16: about 45 MB.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -36,14 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
-log = logging.getLogger("mkdocs.hooks.live")
+log = logging.getLogger("mkdocs.plugins.attention.live")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIVE_CACHE = ROOT / ".cache" / "live"  # outside the store: its pruning never sees it
 FORMAT = "attention-live/1: int16 rows + float32 scales; float32 vectors"
 MINILM_DIR = Path("assets") / "live" / "minilm"  # inside the built site
 _ALIGN = 4  # every tensor starts on a multiple of 4 bytes (Float32Array views)
-_EXPORTED: dict = {}  # key -> folder, once per process
 
 
 def _minilm_tensors() -> dict:
@@ -181,9 +179,11 @@ _SOURCE = Path(__file__).read_text(encoding="utf-8")
 
 def minilm_export() -> Path:
     """The cached export's folder, written first if this key has none."""
-    key = minilm_key()
-    if key in _EXPORTED:
-        return _EXPORTED[key]
+    return _export(minilm_key())
+
+
+@functools.cache
+def _export(key: str) -> Path:
     folder = LIVE_CACHE / "minilm" / key[:16]
     if not (folder / "model.json").exists():
         log.info("live models: exporting MiniLM's weights (%s)", key[:16])
@@ -196,7 +196,6 @@ def minilm_export() -> Path:
         for old in folder.parent.iterdir():
             if old != folder and ".tmp" not in old.name:
                 shutil.rmtree(old, ignore_errors=True)
-    _EXPORTED[key] = folder
     return folder
 
 
@@ -234,14 +233,7 @@ def write_minilm(site_dir: Path) -> list[Path]:
     return written
 
 
-# ---- the hooks -------------------------------------------------------------------
-
-
-def on_pre_build(config, **kwargs) -> None:
-    minilm_export()  # before the pages: on_post_page writes its size into the page
-
-
-def on_post_page(output: str, page, config, **kwargs) -> str:
+def fill_sizes(output: str) -> str:
     """The widget's button says how much it will download before the reader asks:
     ``data-live-bytes=""`` in the page becomes the export's size in bytes."""
     if 'data-live-bytes=""' not in output:
@@ -251,13 +243,11 @@ def on_post_page(output: str, page, config, **kwargs) -> str:
     return output.replace('data-live-bytes=""', f'data-live-bytes="{total}"')
 
 
-def on_post_build(config, **kwargs) -> None:
-    site_dir = Path(config["site_dir"])
-    written = write_minilm(site_dir)
-    try:
-        from site_tools.outputs.live_small import write_small_models
-    except ImportError:  # the small models' export is not in this checkout
-        write_small_models = None
-    if write_small_models is not None:
-        written += write_small_models(site_dir)
+def write_live_models(site_dir) -> list[Path]:
+    """MiniLM's export and the small trained models into ``site_dir``."""
+    from site_tools.outputs.live_small import write_small_models
+
+    site_dir = Path(site_dir)
+    written = write_minilm(site_dir) + write_small_models(site_dir)
     log.info("live models: %d files in %s", len(written), site_dir / "assets" / "live")
+    return written
