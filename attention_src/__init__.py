@@ -2,11 +2,11 @@
 module.
 
 The lessons are the modules at this level (``softmax``, ``masks``, ``multi_head``,
-...), with ``checks`` (their input checks) and ``plotting``. The rooms beside them:
-``experiments`` (toy tasks, data and the tiny trainings), ``models`` (loaders of
-real pretrained models), ``machinery`` (the build's results cache and source
-reader), ``check`` (a checker for a reader's own attention) and ``bench`` (the
-benchmark). Every public name below imports from ``attention_src`` itself.
+...), with ``validate`` (their input checks) and ``plotting``. The rooms beside
+them: ``experiments`` (toy tasks, data and the tiny trainings), ``models``
+(loaders of real pretrained models), ``machinery`` (the build's results cache and
+source reader), ``check`` (a checker for a reader's own attention) and ``bench``
+(the benchmark). Every public name below imports from ``attention_src`` itself.
 
 Shape legend: B batch, H heads, L query length, S key length, D model width,
 Dh head width. Bool masks mean True = may attend.

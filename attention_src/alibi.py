@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from .checks import check_floating, check_last_queries, check_positive_int
+from .validate import check_floating, check_last_queries, check_positive_int
 
 __all__ = ["alibi_slopes", "alibi_bias", "soft_cap"]
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import (
-    check_positive_int,
-    check_probability,
-    check_token_ids,
-)
 from .feed_forward import FeedForward
 from .kv_cache import KVCache, cache_start, cached_attention
 from .masks import causal_mask
 from .multi_head import MultiHeadAttention
+from .validate import (
+    check_positive_int,
+    check_probability,
+    check_token_ids,
+)
 
 __all__ = [
     "CausalBlock",

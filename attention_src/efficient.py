@@ -19,9 +19,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_heads, check_mask, check_positive_int, check_probability
 from .multi_head import MultiHeadAttention, _empty_like_torch
 from .scaled_dot_product import _check_qkv
+from .validate import check_heads, check_mask, check_positive_int, check_probability
 
 __all__ = ["tiled_attention", "FastMultiHeadAttention"]
 

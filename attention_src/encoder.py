@@ -10,10 +10,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_positive_int, check_token_ids, shape_str
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
 from .positional import PositionalEncoding
+from .validate import check_positive_int, check_token_ids, shape_str
 
 __all__ = ["EncoderLayer", "Encoder"]
 

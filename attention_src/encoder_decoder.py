@@ -15,19 +15,19 @@ import math
 import torch
 from torch import nn
 
-from .checks import (
-    check_mask,
-    check_positive_int,
-    check_token_ids,
-    check_vectors,
-    shape_str,
-)
 from .encoder import Encoder, _activation_name
 from .feed_forward import FeedForward
 from .masks import causal_mask
 from .multi_head import MultiHeadAttention
 from .positional import PositionalEncoding
 from .seq2seq import BOS
+from .validate import (
+    check_mask,
+    check_positive_int,
+    check_token_ids,
+    check_vectors,
+    shape_str,
+)
 
 __all__ = ["DecoderLayer", "EncoderDecoder"]
 

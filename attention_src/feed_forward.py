@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_positive_int, check_probability
+from .validate import check_positive_int, check_probability
 
 __all__ = ["FeedForward"]
 

@@ -20,7 +20,10 @@ import math
 import torch
 from torch import nn
 
-from .checks import (
+from .kv_cache import KVCache
+from .rope import rope_rotate
+from .softmax import softmax
+from .validate import (
     check_floating,
     check_mask,
     check_ndim,
@@ -28,9 +31,6 @@ from .checks import (
     check_same_dtype_device,
     shape_str,
 )
-from .kv_cache import KVCache
-from .rope import rope_rotate
-from .softmax import softmax
 
 __all__ = ["repeat_kv", "grouped_query_attention", "GroupedQueryAttention"]
 

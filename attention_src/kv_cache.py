@@ -15,15 +15,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import (
+from .multi_head import MultiHeadAttention, merge_heads, split_heads
+from .scaled_dot_product import scaled_dot_product_attention
+from .validate import (
     check_floating,
     check_heads,
     check_ndim,
     check_positive_int,
     shape_str,
 )
-from .multi_head import MultiHeadAttention, merge_heads, split_heads
-from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = [
     "KVCache",

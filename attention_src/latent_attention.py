@@ -38,7 +38,10 @@ import math
 import torch
 from torch import nn
 
-from .checks import (
+from .kv_cache import KVCache
+from .rope import RotaryEmbedding, rope_rotate
+from .scaled_dot_product import scaled_dot_product_attention
+from .validate import (
     check_floating,
     check_mask,
     check_ndim,
@@ -47,9 +50,6 @@ from .checks import (
     check_tensor,
     shape_str,
 )
-from .kv_cache import KVCache
-from .rope import RotaryEmbedding, rope_rotate
-from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = [
     "latent_attention",

@@ -12,7 +12,12 @@ from collections.abc import Sequence
 
 import torch
 
-from .checks import check_last_queries, check_positive_int, check_tensor, shape_str
+from .validate import (
+    check_last_queries,
+    check_positive_int,
+    check_tensor,
+    shape_str,
+)
 
 __all__ = ["causal_mask", "padding_mask", "prefix_lm_mask", "document_mask"]
 

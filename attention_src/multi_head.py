@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import check_heads, check_probability, check_vectors, shape_str
 from .scaled_dot_product import scaled_dot_product_attention
+from .validate import check_heads, check_probability, check_vectors, shape_str
 
 __all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
 

@@ -25,7 +25,7 @@ import math
 import torch
 from torch import nn
 
-from .checks import check_ndim, check_positive_int, check_tensor
+from .validate import check_ndim, check_positive_int, check_tensor
 
 __all__ = ["PROJECTIONS", "PartnerAttention"]
 

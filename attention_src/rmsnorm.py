@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import check_floating, check_positive_int, check_tensor, shape_str
+from .validate import check_floating, check_positive_int, check_tensor, shape_str
 
 __all__ = ["RMSNorm"]
 

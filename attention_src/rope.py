@@ -30,7 +30,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import (
+from .validate import (
     check_floating,
     check_ndim,
     check_positive_int,

@@ -11,7 +11,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .checks import (
+from .softmax import softmax
+from .validate import (
     check_floating,
     check_mask,
     check_min_ndim,
@@ -19,7 +20,6 @@ from .checks import (
     check_same_dtype_device,
     shape_str,
 )
-from .softmax import softmax
 
 __all__ = ["scaled_dot_product_attention"]
 

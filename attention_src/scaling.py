@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 import torch
 
-from .checks import check_floating, check_positive_int
 from .softmax import softmax
+from .validate import check_floating, check_positive_int
 
 __all__ = [
     "random_dot_products",

@@ -9,7 +9,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_mask, check_positive_int, check_probability, check_vectors
+from .validate import (
+    check_mask,
+    check_positive_int,
+    check_probability,
+    check_vectors,
+)
 
 __all__ = ["SelfAttention"]
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import check_positive_int, check_tensor, check_token_ids, shape_str
+from .validate import check_positive_int, check_tensor, check_token_ids, shape_str
 
 __all__ = ["BOS", "shift_right", "Seq2SeqGRU", "Seq2SeqAttentionGRU"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .checks import (
+from .validate import (
     check_floating,
     check_mask,
     check_min_ndim,

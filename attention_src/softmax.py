@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from .checks import check_floating
+from .validate import check_floating
 
 __all__ = ["softmax"]
 

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_floating, check_positive_int, check_tensor, shape_str
+from .validate import check_floating, check_positive_int, check_tensor, shape_str
 
 __all__ = ["SwiGLU"]
 

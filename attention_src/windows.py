@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from .checks import (
+from .validate import (
     check_floating,
     check_last_queries,
     check_positive_int,

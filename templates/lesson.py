@@ -4,7 +4,7 @@
 replace the placeholders in capitals, then write the chapter's code in place of
 the example function. See "Adding a chapter" in docs/contributing.md.)
 
-A lesson imports torch, numpy, matplotlib, ``attention_src.checks`` and other
+A lesson imports torch, numpy, matplotlib, ``attention_src.validate`` and other
 lessons only. Shape legend (docs/notation.md): B batch, H heads, L query length,
 S key length, D model width, Dh head width, Dk key width.
 """
@@ -15,7 +15,7 @@ import math
 
 import torch
 
-from .checks import check_floating, check_min_ndim, shape_str
+from .validate import check_floating, check_min_ndim, shape_str
 
 __all__ = ["dot_product_scores"]
 

@@ -4,7 +4,7 @@
     counting imports inside functions too: a function-local import that only dodges a
     cycle is still the cycle.
 (b) The rooms. Every module of ``attention_src`` is in exactly one room: the **lessons**
-    (the modules at the top of the package, ``checks`` and ``plotting`` among them),
+    (the modules at the top of the package, ``validate`` and ``plotting`` among them),
     **experiments**, **models**, **machinery**, **check**, **bench** (its subpackages),
     or the package's **front door** (its ``__init__``); ``site_tools`` is a room of its
     own. ``MAY_IMPORT`` says which room may import which, counting imports anywhere in a
@@ -400,7 +400,7 @@ SOURCE = {m: p for m, p in MODULES.items() if _covers(["attention_src"], m)}
 def test_the_tree_is_found_and_every_chapter_module_is_a_lesson():
     assert {"attention_src", "attention_src.bench", "site_tools"} <= set(MODULES)
     lessons = set(lesson_modules(MODULES))
-    assert {*CHAPTER_MODULES, "attention_src.checks", "attention_src.plotting"} <= lessons
+    assert {*CHAPTER_MODULES, "attention_src.plotting", "attention_src.validate"} <= lessons
 
 
 def test_every_module_is_in_one_room():
@@ -498,11 +498,11 @@ def test_room_rule_sees_misplaced_imports_and_a_module_in_no_room(fake_package, 
     fake_package(
         {
             "house_fake/__init__.py": "from .lesson import f\nfrom .experiments.train import fit\n",
-            "house_fake/checks.py": "",
-            "house_fake/lesson.py": "from .checks import x\n\n\ndef f():\n"
+            "house_fake/validate.py": "",
+            "house_fake/lesson.py": "from .validate import x\n\n\ndef f():\n"
             "    from .machinery.cache import cached\n",  # a lesson using the cache
             "house_fake/plotting.py": "from house_fake import f\n",  # via the front door
-            "house_fake/fine.py": "from . import checks, lesson\n",
+            "house_fake/fine.py": "from . import lesson, validate\n",
             "house_fake/experiments/__init__.py": "",
             "house_fake/experiments/train.py": "from ..machinery.cache import cached\n"
             "from ..models.loader import load\n",  # an experiment reaching a loader
@@ -527,7 +527,7 @@ def test_room_rule_sees_misplaced_imports_and_a_module_in_no_room(fake_package, 
         "house_fake.stray",
         "house_fake.stray.thing",
     ]
-    assert placed["house_fake.checks"] == placed["house_fake.fine"] == "lessons"
+    assert placed["house_fake.validate"] == placed["house_fake.fine"] == "lessons"
     graph = import_graph(modules)
     assert room_violations(graph, placed) == [
         "house_fake.experiments.train (experiments) imports house_fake.models.loader (models)",
@@ -535,7 +535,7 @@ def test_room_rule_sees_misplaced_imports_and_a_module_in_no_room(fake_package, 
         "house_fake.machinery.cache (machinery) imports house_fake_tools.hooks (site_tools)",
         "house_fake.plotting (lessons) imports house_fake (front door)",
     ]
-    graph["house_fake.lesson"] = {"house_fake.checks"}  # the import moved to the page
+    graph["house_fake.lesson"] = {"house_fake.validate"}  # the import moved to the page
     assert "house_fake.lesson (lessons)" not in " ".join(room_violations(graph, placed))
 
 

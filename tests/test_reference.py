@@ -223,9 +223,9 @@ def test_a_true_page_passes():
 
 
 def test_an_entry_that_does_not_import_from_the_top_fails():
-    page = PAGE + "\n::: attention_src.checks.check_tensor\n"
+    page = PAGE + "\n::: attention_src.validate.check_tensor\n"
     assert import_problems(page) == [
-        "attention_src.checks.check_tensor: `from attention_src import check_tensor` does "
+        "attention_src.validate.check_tensor: `from attention_src import check_tensor` does "
         "not give it, and the sentence names no module it imports from"
     ]
 

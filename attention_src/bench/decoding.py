@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import check_positive_int
 from ..decoder import DecoderOnlyLM
+from ..validate import check_positive_int
 from .timing import summarize, time_round_robin
 
 __all__ = ["decoding_setup", "measure_kv_cache"]

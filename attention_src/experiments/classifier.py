@@ -12,9 +12,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..checks import check_ndim, check_positive_int, check_tensor, shape_str
 from ..encoder import Encoder
 from ..masks import padding_mask
+from ..validate import check_ndim, check_positive_int, check_tensor, shape_str
 
 __all__ = ["PAD", "TOKEN_A", "TOKEN_B", "order_task_batch", "EncoderClassifier"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import check_positive_int
 from ..decoder import CausalLM
+from ..validate import check_positive_int
 from .training import train
 
 __all__ = ["copy_task_batch", "train_copy_model", "next_token_loss"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..checks import check_positive_int, shape_str
 from ..projections import PartnerAttention
+from ..validate import check_positive_int, shape_str
 from .training import train
 
 __all__ = [

@@ -16,11 +16,11 @@ import torch
 from torch import nn
 
 from ..alibi import alibi_bias
-from ..checks import check_positive_int, check_token_ids
 from ..gqa import GroupedQueryAttention
 from ..masks import causal_mask
 from ..positional import LearnedPositionalEmbedding, PositionalEncoding
 from ..rope import RotaryEmbedding
+from ..validate import check_positive_int, check_token_ids
 from ..windows import sliding_window_mask
 from .tagger import IGNORE_INDEX, tagging_loss
 from .training import train

@@ -13,13 +13,13 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import check_positive_int
 from ..seq2seq import (
     Seq2SeqAttentionGRU,
     Seq2SeqGRU,
     _check_vocab_size,
     shift_right,
 )
+from ..validate import check_positive_int
 from .training import train
 
 __all__ = [

@@ -14,9 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..checks import check_positive_int, check_token_ids
 from ..multi_head import MultiHeadAttention
 from ..positional import LearnedPositionalEmbedding, PositionalEncoding
+from ..validate import check_positive_int, check_token_ids
 from .training import train
 
 __all__ = [

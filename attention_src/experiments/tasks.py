@@ -23,8 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..checks import check_ndim, check_positive_int, check_tensor, shape_str
 from ..encoder import Encoder
+from ..validate import check_ndim, check_positive_int, check_tensor, shape_str
 from .training import train
 
 __all__ = [

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..checks import check_positive_int
+from ..validate import check_positive_int
 from .classifier import EncoderClassifier, order_task_batch
 
 __all__ = [

@@ -305,7 +305,7 @@ def read_module(path: str | Path, module: str) -> ModuleSource:
         >>> name = "attention_src.masks"
         >>> masks = read_module(module_file(name), name)
         >>> masks.imports["check_positive_int"]
-        Imported(module='attention_src.checks', name='check_positive_int')
+        Imported(module='attention_src.validate', name='check_positive_int')
         >>> masks.definitions["causal_mask"].kind
         'function'
     """

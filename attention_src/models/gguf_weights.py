@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
-from ..checks import check_ndim, check_positive_int, check_tensor, shape_str
 from ..machinery.hashing import verify_sha256
+from ..validate import check_ndim, check_positive_int, check_tensor, shape_str
 
 __all__ = [
     "SMOLLM2_SHA256",

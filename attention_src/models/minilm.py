@@ -21,9 +21,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..checks import check_positive_int, check_tensor, check_token_ids, shape_str
 from ..encoder import EncoderLayer
 from ..machinery.hashing import verify_sha256
+from ..validate import check_positive_int, check_tensor, check_token_ids, shape_str
 
 __all__ = [
     "MINILM_SHA256",

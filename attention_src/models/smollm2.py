@@ -23,7 +23,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..checks import check_positive_int, check_token_ids
 from ..decoder import greedy_decode
 from ..gqa import GroupedQueryAttention
 from ..kv_cache import KVCache, cache_start
@@ -31,6 +30,7 @@ from ..masks import causal_mask
 from ..rmsnorm import RMSNorm
 from ..rope import RotaryEmbedding
 from ..swiglu import SwiGLU
+from ..validate import check_positive_int, check_token_ids
 from .gguf_weights import read_smollm2
 
 __all__ = ["LlamaBlock", "LlamaDecoder", "SmolLM2Tokenizer", "load_smollm2"]

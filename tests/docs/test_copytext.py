@@ -22,7 +22,7 @@ def _region(module, name: str) -> str:
 def test_a_listing_copies_with_its_imports_and_runs_alone():
     code = _region(masks, "causal_mask")
     copy = copytext.listing_copy(code, "attention_src.masks")
-    assert "from attention_src.checks import check_positive_int" in copy.imports
+    assert "from attention_src.validate import check_positive_int" in copy.imports
     assert copy.text.endswith(code.rstrip())
     assert copytext.free_names(copy.text) == set()
     namespace = {"__name__": "__main__"}

@@ -5,7 +5,7 @@ chapter, ``# chapter N: Title``, with N and the title of the chapter's nav entry
 A name belongs to the chapter it is listed under; a name of the package that is not
 listed (a module's private helper, a constant) belongs to the earliest chapter that
 lists a name of its module. The tools a page may use anywhere are exempt: plotting,
-the results cache (``machinery``), the input checks (``checks``), the checker
+the results cache (``machinery``), the input checks (``validate``), the checker
 (``check``) and the benchmark (``bench``).
 
 The check reads what the reader gets: every copy text of a chapter (listings with
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "attention_src"
 INIT = ROOT / PACKAGE / "__init__.py"
-EXEMPT = ("plotting", "machinery", "checks", "check", "bench")
+EXEMPT = ("plotting", "machinery", "validate", "check", "bench")
 NAV_ENTRY = re.compile(r'^\s*- "(?P<number>\d+)\. (?P<title>[^"]+)": chapters/(?P<stem>[\w-]+)\.md')
 CHAPTER_COMMENT = re.compile(r"^\s*# chapter (?P<number>\d+): (?P<title>.+)$")
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from ...checks import shape_str
+from ...validate import shape_str
 from ..findings import Finding, Report
 from ..function import check_function
 from ..lang import current, tr, use

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import torch
 
-from ...checks import shape_str
+from ...validate import shape_str
 from ..findings import Finding, Report
 from ..lang import tr, use
 from ..loader import UsageError, binds, check_options, signature

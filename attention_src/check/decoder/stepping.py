@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from ...checks import shape_str
+from ...validate import shape_str
 from ..lang import tr
 from ..running import call_quietly
 

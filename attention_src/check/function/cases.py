@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ...checks import shape_str
 from ...masks import causal_mask, padding_mask
+from ...validate import shape_str
 from ..lang import join, tr
 from ..running import call_quietly
 from .variants import Combo, matches, predict, relevant_choices

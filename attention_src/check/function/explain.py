@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from ...checks import shape_str
+from ...validate import shape_str
 from ..findings import Finding
 from ..lang import tr
 from .variants import KEY_TRANSPOSES, Combo, matches

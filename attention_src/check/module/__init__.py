@@ -18,7 +18,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from ...checks import shape_str
+from ...validate import shape_str
 from ..findings import Finding, Report
 from ..lang import join, tagged, tr, use
 from ..loader import (

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ...checks import shape_str
+from ...validate import shape_str
 from ..lang import tr
 from ..loader import UsageError, binds, signature
 from ..running import call_quietly

@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from ...checks import shape_str
+from ...validate import shape_str
 from ..lang import tr
 from ..running import call_quietly
 from .calling import find_call

@@ -118,7 +118,7 @@
     return out;
   }
 
-  /** The lesson's message for too many tokens (attention_src/checks.py, check_token_ids). */
+  /** The lesson's message for too many tokens (attention_src/validate.py, check_token_ids). */
   function lengthError(name, length, maxLen) {
     return name + " has length " + length + ", but the position table covers only max_len=" + maxLen
       + " positions (" + name + " shape (1, " + length + "))";
