@@ -82,10 +82,10 @@ def downloads(reuse_any: bool = False) -> list[tuple[str, Path]]:
     ]
 
 
-def live_models(site_dir) -> None:
+def live_models(site_dir, shared: bool = False) -> None:
     from site_tools.outputs.live_models import write_live_models
 
-    write_live_models(site_dir)
+    write_live_models(site_dir, shared=shared)
 
 
 def prune(since: float) -> None:

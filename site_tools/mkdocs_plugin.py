@@ -48,6 +48,7 @@ class AttentionPlugin(BasePlugin):
         self.started = 0.0  # when this build started, for pruning the store
         self.executed: dict = {}  # page -> blocks executed for it (the log reports them)
         self.at_page_start = 0
+        self.shared_live = False  # the Chinese edition uses the English MiniLM export
         # The pages' programs, as the store opened them: MkDocs renders every page's
         # Markdown first (on_page_markdown, on_page_content), then writes every page.
         self.programs: dict = {}
@@ -94,6 +95,11 @@ class AttentionPlugin(BasePlugin):
         jupyter = config.plugins.get("mkdocs-jupyter")
         labs.key_cache_on_code(jupyter, edition(config), keep_cached=self.serving)
         live_models.minilm_export()  # before the pages: on_post_page writes its size
+        self.shared_live = (
+            edition(config) == "zh"
+            and not self.serving
+            and live_models.english_copy(config["site_dir"]) is not None
+        )
 
     def on_files(self, files, *, config):
         if edition(config) == "zh":
@@ -181,7 +187,7 @@ class AttentionPlugin(BasePlugin):
             written = program.write_copies(config["site_dir"], page.url, opened)
             if written is not None and edition(config) == "zh":
                 i18n.chinese_copies(written)  # the listings' comments, as the page shows
-        return live_models.fill_sizes(labs.without_empty_scripts(output))
+        return live_models.fill_sizes(labs.without_empty_scripts(output), self.shared_live)
 
     def on_post_build(self, *, config) -> None:
         log.info(
@@ -191,7 +197,7 @@ class AttentionPlugin(BasePlugin):
         )
         site_dir = config["site_dir"]
         after_build.finish_pages(site_dir, self.numbers, self.figures)
-        after_build.live_models(site_dir)
+        after_build.live_models(site_dir, shared=self.shared_live)
         if self.serving:
             # After Material's on_post_build wrote its interim index.
             numbers, figures, stopping = dict(self.numbers), self.figures, self.later.stopping

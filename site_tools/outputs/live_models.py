@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from site_tools.engine.markup import opening_tags, splice
+
 log = logging.getLogger("mkdocs.plugins.attention.live")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -233,21 +235,59 @@ def write_minilm(site_dir: Path) -> list[Path]:
     return written
 
 
-def fill_sizes(output: str) -> str:
+def english_copy(site_dir) -> Path | None:
+    """The English edition's MiniLM export, when this edition's site is built inside
+    the English one (``./dev.sh build``: ``site/zh`` in ``site/``, English first) and
+    that holds this very export (the same ``model.json``, which names the weights'
+    file by its key, and files of the same sizes): then the Chinese pages use it and
+    the site holds the 45 MB once. None otherwise (an edition built or served alone
+    writes its own copy)."""
+    english = Path(site_dir).resolve().parent / MINILM_DIR
+    ours = minilm_export()
+    if not (english / "model.json").is_file():
+        return None
+    if (english / "model.json").read_bytes() != (ours / "model.json").read_bytes():
+        return None
+    for path in ours.iterdir():
+        there = english / path.name
+        if not there.is_file() or there.stat().st_size != path.stat().st_size:
+            return None
+    return english
+
+
+def fill_sizes(output: str, shared: bool = False) -> str:
     """The widget's button says how much it will download before the reader asks:
-    ``data-live-bytes=""`` in the page becomes the export's size in bytes."""
+    ``data-live-bytes=""`` in the page becomes the export's size in bytes. ``shared``:
+    the widget loads the English edition's copy (:func:`english_copy`), one folder up."""
     if 'data-live-bytes=""' not in output:
         return output
     m = minilm_manifest()
     total = m["bytes"] + m["vocab_bytes"]
-    return output.replace('data-live-bytes=""', f'data-live-bytes="{total}"')
+    output = output.replace('data-live-bytes=""', f'data-live-bytes="{total}"')
+    if not shared:
+        return output
+    edits = []
+    for start, end, widget in opening_tags(output, "div", class_="live-minilm"):
+        model = widget.get("data-live-model", "")
+        tag = output[start:end]
+        at = tag.find(f'data-live-model="{model}"')
+        if model and "://" not in model and at >= 0:
+            moved = f'data-live-model="../{model}"'
+            edits.append((start, end, tag[:at] + moved + tag[at + len(moved) - 3 :]))
+    return splice(output, edits)
 
 
-def write_live_models(site_dir) -> list[Path]:
-    """MiniLM's export and the small trained models into ``site_dir``."""
+def write_live_models(site_dir, shared: bool = False) -> list[Path]:
+    """MiniLM's export (unless ``shared``: the English edition's copy serves this one)
+    and the small trained models into ``site_dir``."""
     from site_tools.outputs.live_small import write_small_models
 
     site_dir = Path(site_dir)
-    written = write_minilm(site_dir) + write_small_models(site_dir)
+    if shared:
+        shutil.rmtree(site_dir / MINILM_DIR, ignore_errors=True)
+        written = []
+    else:
+        written = write_minilm(site_dir)
+    written += write_small_models(site_dir)
     log.info("live models: %d files in %s", len(written), site_dir / "assets" / "live")
     return written
