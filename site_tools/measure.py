@@ -5,8 +5,9 @@
 - warm build: the same again, caches filled;
 - a comment-only copy: a copy of the edited page whose code differs only in
   comments, rendered through the filled store (what a translated edition adds);
-- page reload: ``mkdocs serve --dirty`` running; append a line to one page and
-  time until the served HTML shows it (default: the masks chapter);
+- page reload: ``mkdocs serve --dirty`` running; ``--edit-after`` seconds after it
+  first shows the page, append a line to one page and time until the served HTML
+  shows it (default: the masks chapter);
 - code reload: add a statement inside ``causal_mask`` (``attention_src/masks.py``,
   included by the masks chapter) and time until that page is served with it,
   then until every other page that can reach the edited code has been rebuilt
@@ -131,6 +132,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m site_tools.measure")
     parser.add_argument("--reload-only", action="store_true", help="skip the two builds")
     parser.add_argument("--page", type=Path, default=PAGE, help="the page to edit")
+    parser.add_argument(
+        "--edit-after",
+        type=float,
+        default=1.0,
+        help="seconds after serve first shows the page before the page edit (3: an edit "
+        "while the first build's work after it is under way)",
+    )
     args = parser.parse_args(argv)
     page, page_url = args.page.resolve(), _page_url(args.page)
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
@@ -160,13 +168,14 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"mkdocs serve --dirty, first build until served: {time.perf_counter() - start:.1f} s"
         )
-        time.sleep(1.0)
+        time.sleep(args.edit_after)
         marker = f"reload-marker-{time.time_ns()}"
         start = time.perf_counter()
         page.write_text(page_text + f"\n{marker}\n")
         _wait_for(base + page_url, marker)
         print(
-            f"page edit ({page.relative_to(ROOT)}) -> served: {time.perf_counter() - start:.2f} s"
+            f"page edit ({page.relative_to(ROOT)}) {args.edit_after:g} s after the first page "
+            f"-> served: {time.perf_counter() - start:.2f} s"
         )
         page.write_text(page_text)
         time.sleep(2.0)

@@ -78,7 +78,10 @@ class AttentionPlugin(BasePlugin):
 
     def on_config(self, config):
         if self.serving:
-            self.later.wait()  # the work the last build left for after it
+            if self.rebuilds.needs_deferred_fingerprints():
+                self.later.wait()  # code edited: the plan needs the first build's fingerprints
+            else:
+                self.later.pause()  # the last build's work waits for this one
             self.search = serve_later.DeferredSearch(config)
         return config
 
@@ -200,17 +203,17 @@ class AttentionPlugin(BasePlugin):
         after_build.live_models(site_dir, shared=self.shared_live)
         if self.serving:
             # After Material's on_post_build wrote its interim index.
-            numbers, figures, stopping = dict(self.numbers), self.figures, self.later.stopping
+            numbers, figures, checkpoint = dict(self.numbers), self.figures, self.later.checkpoint
 
             def chapter_notebooks() -> None:
                 """the chapters' notebooks"""
-                after_build.chapter_notebooks(site_dir, numbers, figures, stopping.is_set)
+                after_build.chapter_notebooks(site_dir, numbers, figures, checkpoint)
 
             self.later.start(
                 [
-                    self.search.task(stopping) if self.search else None,
+                    self.search.task(checkpoint) if self.search else None,
                     chapter_notebooks,
-                    self.rebuilds.deferred_task(stopping.is_set),
+                    self.rebuilds.deferred_task(checkpoint),
                 ],
                 server=(config["dev_addr"].host, config["dev_addr"].port),
             )

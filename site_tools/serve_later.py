@@ -21,6 +21,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -37,44 +38,84 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 class Later:
-    """The work left for after a build, in one thread; serve's stop stops it."""
+    """The work left for after the builds, in one thread that runs it in order.
+
+    A rebuild does not wait for it: :meth:`pause` (the next build's ``on_config``) holds
+    the thread at its next :meth:`checkpoint` (tasks call it between pages) until that
+    build has queued its own work (:meth:`start`), so an edit is served within the time
+    of its rebuild; the work then goes on where it stopped, the new build's after it.
+    """
 
     def __init__(self) -> None:
         self.thread: threading.Thread | None = None
         self.stopping = threading.Event()
+        self.running = threading.Event()  # cleared: paused at the next checkpoint
+        self.running.set()
+        self.tasks: list = []
+        self.lock = threading.Lock()
+        self.working = False  # a thread is taking tasks (under the lock)
+        self.waited_for_server = False
 
     def start(self, tasks, server: tuple[str, int] | None = None) -> threading.Thread | None:
-        """Run ``tasks`` (callables) one after the other in a thread; return it.
+        """Queue ``tasks`` (callables) after the work already queued, and resume.
 
         With ``server`` (host, port), the thread first waits until the server accepts a
-        connection (at most :data:`SERVER_WAIT` seconds): the tasks are Python work that
-        would hold the interpreter's lock while ``mkdocs serve`` finishes the build and
-        starts its server (measured after .ci/run: the first page about 4 s later when
-        they ran at once)."""
+        connection (at most :data:`SERVER_WAIT` seconds, once): the tasks are Python work
+        that would hold the interpreter's lock while ``mkdocs serve`` finishes the build
+        and starts its server (measured after .ci/run: the first page about 4 s later
+        when they ran at once)."""
         tasks = [task for task in tasks if task is not None]
-        if not tasks:
-            return None
+        with self.lock:
+            self.tasks += tasks
+            working = self.working
+            if not working and self.tasks:
+                self.working = True
+                self.thread = threading.Thread(
+                    target=self._run, args=(server,), name="site-after-build", daemon=True
+                )
+                self.thread.start()
+        self.running.set()
+        return self.thread if tasks or working else None
 
-        def run() -> None:
-            if server is not None:
-                self.wait_for_server(*server)
-            for task in tasks:
-                try:
-                    task()
-                except Exception:
-                    log.exception("after the build: %s failed", task.__doc__ or task)
+    def _run(self, server) -> None:
+        if server is not None and not self.waited_for_server:
+            self.waited_for_server = True
+            self.wait_for_server(*server)
+        while True:
+            self.checkpoint()
+            with self.lock:
+                if self.stopping.is_set():
+                    self.tasks.clear()
+                if not self.tasks:
+                    self.working = False
+                    return
+                task = self.tasks.pop(0)
+            try:
+                task()
+            except Exception:
+                log.exception("after the build: %s failed", task.__doc__ or task)
 
-        self.thread = threading.Thread(target=run, name="site-after-build", daemon=True)
-        self.thread.start()
-        return self.thread
+    def checkpoint(self) -> bool:
+        """Where a task may be held (a build is running): wait until it is resumed;
+        then whether serve is stopping (the task returns)."""
+        while not self.running.wait(0.1):
+            if self.stopping.is_set():
+                break
+        return self.stopping.is_set()
+
+    def pause(self) -> None:
+        """A build starts: hold the thread at its next checkpoint."""
+        self.running.clear()
 
     def wait(self) -> None:
-        """Until the last build's work is done."""
-        if self.thread is not None and self.thread is not threading.current_thread():
-            self.thread.join()
+        """Until all the queued work is done (resumed first)."""
+        self.running.set()
+        thread = self.thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
 
     def stop(self) -> None:
-        """serve is stopping: the thread stops at its next page."""
+        """serve is stopping: the thread stops at its next checkpoint."""
         self.stopping.set()
         self.wait()
 
@@ -126,7 +167,7 @@ class DeferredSearch:
 
         index.generate_search_index = interim
 
-    def task(self, stopping: threading.Event):
+    def task(self, checkpoint: Callable[[], bool]):
         """The task that writes this build's search index (None: nothing deferred)."""
         if self.pending is None:
             return None
@@ -139,7 +180,7 @@ class DeferredSearch:
             start = time.perf_counter()
             cls = type(index)
             for page in pages:
-                if stopping.is_set():
+                if checkpoint():
                     return
                 cls.add_entry_from_context(index, page)
             write_atomically(self.path, cls.generate_search_index(index, prev).encode("utf-8"))

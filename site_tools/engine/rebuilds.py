@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,12 +42,19 @@ class Rebuilds:
         self.sources: list = []  # a first serve build's pages, fingerprinted after it
         self.pending_second = False
         self.rebuilt: list = []  # pages this build rebuilds because code they reach changed
+        self.lock = threading.Lock()  # the deferred task writes the state from a thread
+        self.queued = False  # the deferred task of the pending fingerprints is queued
 
     def plan(self, files, site_dir, serving: bool):
         """Mark the pages this ``--dirty`` build must render again; return ``files``."""
         self.pending_second = False
         if not serving:
             return files  # a full build builds every page
+        with self.lock:
+            if self.state_at and self.has_unknown() and self.state_at[1] == newest_code_mtime():
+                # The first build's fingerprints are still to be taken (after it, in a
+                # thread), and no code changed since: a page edit rebuilds that page alone.
+                return files
         path = state_path(site_dir)
         state = json.loads(path.read_text("utf-8")) if path.exists() else {}
         newest = newest_code_mtime()
@@ -59,6 +67,7 @@ class Rebuilds:
             # fingerprints are needed only by later rebuilds and are taken after the build
             # (deferred_task), unless the code changes meanwhile.
             self.built = [(f.src_uri, None) for f in pages]
+            self.queued = False
             self.sources = pages
             self.rebuilt = []
             self.state_at = [str(path), newest, {}]
@@ -88,6 +97,13 @@ class Rebuilds:
         ]
         return files
 
+    def needs_deferred_fingerprints(self) -> bool:
+        """Whether the first build's fingerprints are still to be taken and code changed
+        since: the next plan needs them."""
+        with self.lock:
+            pending = bool(self.state_at) and self.has_unknown()
+            return pending and self.state_at[1] != newest_code_mtime()
+
     def has_unknown(self) -> bool:
         """Whether fingerprints were left for after the build (a first serve build)."""
         return any(fingerprints is None for _, fingerprints in self.built)
@@ -97,10 +113,11 @@ class Rebuilds:
         if self.state_at and not self.has_unknown():
             self.write_state()
 
-    def deferred_task(self, stopping: Callable[[], bool]):
+    def deferred_task(self, checkpoint: Callable[[], bool]):
         """The task that takes the first build's fingerprints (None: none deferred)."""
-        if not self.state_at or not self.has_unknown():
+        if not self.state_at or not self.has_unknown() or self.queued:
             return None
+        self.queued = True
         built, state_at = list(self.built), list(self.state_at)
         sources = {f.src_uri: f.abs_src_path for f in self.sources}
 
@@ -108,16 +125,17 @@ class Rebuilds:
             """the pages' fingerprints"""
             taken = []
             for uri, _ in built:
-                if stopping():
+                if checkpoint():
                     return
                 taken.append((uri, deps.page_fingerprints(Path(sources[uri]))))
-            self.built = taken
-            if newest_code_mtime() != state_at[1]:
-                # Code edited since the build read it: no fingerprint is trusted, and the
-                # next build rebuilds every page (old fingerprint None: see plan).
-                self.built = []
-            self.state_at = state_at
-            self.write_state()
+            with self.lock:
+                self.built = taken
+                if newest_code_mtime() != state_at[1]:
+                    # Code edited since the build read it: no fingerprint is trusted, and
+                    # the next build rebuilds every page (old fingerprint None: see plan).
+                    self.built = []
+                self.state_at = state_at
+                self.write_state()
 
         return fingerprints
 
