@@ -103,7 +103,7 @@ def _listing_copies(page: str, lang: str) -> list[dict]:
     path = (i18n.ZH if lang == "zh" else i18n.EN) / page
     blocks = program.copies(program.page_program(path.read_text("utf-8")))
     listings = [b for b in blocks if b["listing"]]
-    if lang == "zh":  # as the Chinese build records them (site_tools/hooks.py)
+    if lang == "zh":  # as the Chinese build records them (site_tools/mkdocs_plugin.py)
         for block in listings:
             block["code"] = i18n.translate_comments(block["code"])
             block["shown"] = i18n.translate_comments(block["shown"])

@@ -1,6 +1,7 @@
-"""``./dev.sh serve``'s work after the build (site_tools/hooks.py): Material's search index,
-the chapters' notebooks and the first build's page fingerprints are made in a thread once
-the build has returned, and what they write is what the build would have written.
+"""``./dev.sh serve``'s work after the build (site_tools/serve_later.py, run by the MkDocs
+plugin, site_tools/mkdocs_plugin.py): Material's search index, the chapters' notebooks and
+the first build's page fingerprints (site_tools/engine/rebuilds.py) are made in a thread
+once the build has returned, and what they write is what the build would have written.
 
 The search index is compared on a small site built by MkDocs with Material's search plugin,
 in a fresh interpreter per way of building (the plugin keeps its index between the builds of
@@ -22,8 +23,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from site_tools import hooks
-from site_tools.engine import deps
+from site_tools import serve_later
+from site_tools.engine import deps, rebuilds
+from site_tools.engine.rebuilds import Rebuilds
+from site_tools.mkdocs_plugin import AttentionPlugin
+from site_tools.outputs import labs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,21 +67,28 @@ BUILD = textwrap.dedent(
     """
 )
 
+# The small site's hooks file (a fixture of this test, not the book's build): serve's
+# deferred search index as the plugin runs it (site_tools/mkdocs_plugin.py: on_config,
+# on_post_build), on its own. MkDocs loads the file afresh for each build; the thread of the
+# last build is waited for at the end of each.
 DEFERRING_HOOKS = textwrap.dedent(
     """
     from pathlib import Path
-    from site_tools import hooks as site
+    from site_tools.serve_later import DeferredSearch, Later
+
+    LATER = Later()
+    SEARCH = []
 
     def on_config(config, **kwargs):
-        site._wait_for_the_last_build()
-        site._defer_search_index(config)
+        LATER.wait()
+        SEARCH[:] = [DeferredSearch(config)]
         return config
 
     def on_post_build(config, **kwargs):
         index = Path(config["site_dir"]) / "search" / "search_index.json"
         (Path(config["site_dir"]).parent / "interim.json").write_text(index.read_text())
-        site._after_the_build([site._search_index_task(config)])
-        site._wait_for_the_last_build()
+        LATER.start([SEARCH[0].task(LATER.stopping)])
+        LATER.wait()
     """
 )
 
@@ -129,20 +140,22 @@ def test_after_the_build_runs_every_task_in_order_in_one_thread(caplog):
 
     def failing():
         """a task that fails"""
-        ran.append(("failing", threading.current_thread().name))
+        ran.append(("failing", threading.current_thread()))
         raise RuntimeError("boom")
 
     def second():
-        ran.append(("second", threading.current_thread().name))
+        ran.append(("second", threading.current_thread()))
 
-    thread = hooks._after_the_build([None, failing, second])
-    assert thread is not None and thread.name == hooks._AFTER_BUILD
-    hooks._wait_for_the_last_build()
+    later = serve_later.Later()
+    thread = later.start([None, failing, second])
+    assert thread is not None and thread is later.thread
+    assert thread is not threading.current_thread()
+    later.wait()
     assert not thread.is_alive()
     # A failing task is logged and does not stop the ones after it.
-    assert ran == [("failing", hooks._AFTER_BUILD), ("second", hooks._AFTER_BUILD)]
+    assert ran == [("failing", thread), ("second", thread)]
     assert "a task that fails" in caplog.text and "boom" in caplog.text
-    assert hooks._after_the_build([None]) is None
+    assert serve_later.Later().start([None]) is None
 
 
 def _free_port() -> int:
@@ -154,31 +167,30 @@ def _free_port() -> int:
 def test_after_the_build_waits_until_the_server_answers(monkeypatch):
     """Under serve, the tasks start once the server accepts connections, not while MkDocs
     finishes the build and starts it (they would hold the interpreter's lock)."""
-    monkeypatch.setenv(hooks._STOPPING, "")
-    port, ran = _free_port(), threading.Event()
-    thread = hooks._after_the_build([ran.set], server=("127.0.0.1", port))
+    later, port, ran = serve_later.Later(), _free_port(), threading.Event()
+    thread = later.start([ran.set], server=("127.0.0.1", port))
     assert not ran.wait(0.5), "a task ran before the server answered"
     with socket.create_server(("127.0.0.1", port)):
         assert ran.wait(5), "the tasks did not run once the server answered"
     thread.join(5)
     # A server that never answers delays them by SERVER_WAIT at most; serve stopping, not at all.
-    monkeypatch.setattr(hooks, "SERVER_WAIT", 0.3)
+    monkeypatch.setattr(serve_later, "SERVER_WAIT", 0.3)
     ran.clear()
-    hooks._after_the_build([ran.set], server=("127.0.0.1", _free_port()))
+    later.start([ran.set], server=("127.0.0.1", _free_port()))
     assert ran.wait(5)
-    monkeypatch.setattr(hooks, "SERVER_WAIT", 60.0)
-    monkeypatch.setenv(hooks._STOPPING, "1")
+    monkeypatch.setattr(serve_later, "SERVER_WAIT", 60.0)
+    later = serve_later.Later()
+    later.stopping.set()
     ran.clear()
-    hooks._after_the_build([ran.set], server=("127.0.0.1", _free_port()))
+    later.start([ran.set], server=("127.0.0.1", _free_port()))
     assert ran.wait(5)
 
 
 @pytest.fixture
 def serve_state(tmp_path, monkeypatch):
     """Two real pages planned as under ``serve``, with the state file under tmp_path."""
-    monkeypatch.setenv("ATTENTION_SERVE_DIRTY", "1")
     state = tmp_path / "state.json"
-    monkeypatch.setattr(hooks, "_state_path", lambda config: state)
+    monkeypatch.setattr(rebuilds, "state_path", lambda site_dir: state)
     site = tmp_path / "site"
     pages = [
         SimpleNamespace(
@@ -189,9 +201,9 @@ def serve_state(tmp_path, monkeypatch):
         for name in ("masks", "soft-lookup")
     ]
     files = SimpleNamespace(documentation_pages=lambda: pages)
-    for name in ("_BUILT", "_STATE_AT", "_SOURCES", "_REBUILT"):
-        monkeypatch.setattr(hooks, name, [])
-    return SimpleNamespace(state=state, pages=pages, files=files, config={"site_dir": str(site)})
+    return SimpleNamespace(
+        state=state, pages=pages, files=files, site_dir=str(site), rebuilds=Rebuilds()
+    )
 
 
 def _built(pages) -> None:
@@ -200,11 +212,17 @@ def _built(pages) -> None:
         Path(page.abs_dest_path).write_text("built")
 
 
+def _never() -> bool:
+    return False
+
+
 def test_the_first_serve_builds_takes_fingerprints_after_the_build(serve_state, monkeypatch):
-    monkeypatch.setattr(hooks, "_newest_code_mtime", lambda: 123.0)
-    hooks._plan_rebuilds(serve_state.files, serve_state.config)
-    assert [fingerprints for _, fingerprints in hooks._BUILT] == [None, None]
-    task = hooks._deferred_state_task()
+    plan = serve_state.rebuilds
+    monkeypatch.setattr(rebuilds, "newest_code_mtime", lambda: 123.0)
+    plan.plan(serve_state.files, serve_state.site_dir, serving=True)
+    assert [fingerprints for _, fingerprints in plan.built] == [None, None]
+    plan.after_build()  # what the plugin's on_post_build does: nothing to write yet
+    task = plan.deferred_task(_never)
     assert task is not None and not serve_state.state.exists()
     task()
     state = json.loads(serve_state.state.read_text())
@@ -212,35 +230,55 @@ def test_the_first_serve_builds_takes_fingerprints_after_the_build(serve_state, 
         page.src_uri: deps.page_fingerprints(Path(page.abs_src_path)) for page in serve_state.pages
     }
     assert state["pages"] == expected and state["code_mtime"] == 123.0
-    # The next build (the pages now built, no code edited) rebuilds nothing for code.
+    # The next build (the pages now built, no code edited) rebuilds nothing for code, and
+    # reads no page's code to know it.
     _built(serve_state.pages)
     for page in serve_state.pages:
         page.is_modified = lambda: False
-    hooks._plan_rebuilds(serve_state.files, serve_state.config)
+    monkeypatch.setattr(deps, "page_fingerprints", lambda path: pytest.fail(f"read {path}"))
+    plan.plan(serve_state.files, serve_state.site_dir, serving=True)
     assert not any(page.is_modified() for page in serve_state.pages)
-    assert hooks._deferred_state_task() is None
+    assert plan.deferred_task(_never) is None
 
 
 def test_code_edited_before_the_fingerprints_rebuilds_every_page(serve_state, monkeypatch):
+    plan = serve_state.rebuilds
     mtimes = iter([1.0, 2.0, 2.0])  # the build reads the code; an edit; the next build
-    monkeypatch.setattr(hooks, "_newest_code_mtime", lambda: next(mtimes))
-    hooks._plan_rebuilds(serve_state.files, serve_state.config)
-    hooks._deferred_state_task()()
+    monkeypatch.setattr(rebuilds, "newest_code_mtime", lambda: next(mtimes))
+    plan.plan(serve_state.files, serve_state.site_dir, serving=True)
+    plan.deferred_task(_never)()
     assert json.loads(serve_state.state.read_text())["pages"] == {}
     _built(serve_state.pages)
     for page in serve_state.pages:
         page.is_modified = lambda: False
-    hooks._plan_rebuilds(serve_state.files, serve_state.config)
+    plan.plan(serve_state.files, serve_state.site_dir, serving=True)
     assert all(page.is_modified() for page in serve_state.pages)
 
 
-def test_a_build_does_not_defer(serve_state, monkeypatch):
+@pytest.mark.parametrize(
+    "command, dirty, serving",
+    [("build", False, False), ("serve", False, False), ("serve", True, True)],
+)
+def test_only_serve_dirty_serves(command, dirty, serving):
+    """The plugin plans rebuilds and defers work only under ``mkdocs serve --dirty``
+    (``./dev.sh serve``)."""
+    plugin = AttentionPlugin()
+    plugin.on_startup(command=command, dirty=dirty)
+    assert plugin.serving is serving
+
+
+def test_a_build_does_not_defer(serve_state):
     """``mkdocs build`` (no serve): nothing is planned, and on_config changes nothing."""
-    monkeypatch.setenv("ATTENTION_SERVE_DIRTY", "")
-    assert hooks._plan_rebuilds(serve_state.files, serve_state.config) is serve_state.files
-    assert hooks._BUILT == [] and hooks._deferred_state_task() is None
+    plan = serve_state.rebuilds
+    assert plan.plan(serve_state.files, serve_state.site_dir, serving=False) is serve_state.files
+    assert plan.built == [] and plan.deferred_task(_never) is None
+    plan.after_build()
+    assert not serve_state.state.exists()
+    plugin = AttentionPlugin()
+    plugin.on_startup(command="build", dirty=False)
     config = SimpleNamespace(plugins={})
-    assert hooks.on_config(config) is config
+    assert plugin.on_config(config) is config
+    assert plugin.search is None and plugin.later.thread is None
 
 
 @pytest.mark.parametrize("site_packages", [True, False])
@@ -259,14 +297,6 @@ def test_dev_sh_asks_for_torch_without_importing_it(site_packages):
     assert done.stdout.split() == [str(not site_packages), "False"], done.stderr
 
 
-class _Config(dict):
-    """What _key_notebooks_on_code reads of an MkDocs configuration."""
-
-    def __init__(self, language: str, plugin):
-        super().__init__(theme={"language": language})
-        self.plugins = {"mkdocs-jupyter": plugin}
-
-
 def test_each_edition_keeps_its_executed_labs(tmp_path, monkeypatch):
     """``./dev.sh build`` (and the tests' build) builds English, then Chinese: the Chinese
     build's mkdocs-jupyter evicts what it did not use from its cache folder, which must
@@ -276,51 +306,88 @@ def test_each_edition_keeps_its_executed_labs(tmp_path, monkeypatch):
     import attention_src
     from attention_src.machinery.source import code_fingerprint
 
-    monkeypatch.delenv("ATTENTION_SERVE_DIRTY", raising=False)
-    monkeypatch.setattr(hooks, "NOTEBOOK_CACHE", tmp_path)
+    monkeypatch.setattr(labs, "NOTEBOOK_CACHE", tmp_path)
     code = code_fingerprint(attention_src)[:16]
     older = [tmp_path / "0123456789abcdef-en", tmp_path / code, tmp_path / "stray.json"]
     older[0].mkdir()
     older[1].mkdir()  # the layout before editions had folders of their own
     older[2].write_text("{}")
-    labs = {}
+    executed = {}
     for language in ("en", "zh"):
         plugin = Plugin()
         plugin.load_config({"cache": True})
         plugin._used_cache_paths = set()
-        hooks._key_notebooks_on_code(_Config(language, plugin))
+        labs.key_cache_on_code(plugin, language, keep_cached=False)
         folder = Path(plugin.config["cache_dir"])
         assert folder == tmp_path / f"{code}-{language}"
         folder.mkdir(parents=True, exist_ok=True)
-        labs[language] = folder / "lab.json"  # what this build executed and used
-        labs[language].write_text(language)
-        plugin._used_cache_paths.add(labs[language])
+        executed[language] = folder / "lab.json"  # what this build executed and used
+        executed[language].write_text(language)
+        plugin._used_cache_paths.add(executed[language])
         (folder / "unused.json").write_text("")
         plugin.on_post_build(None)  # mkdocs-jupyter's eviction
         assert not (folder / "unused.json").exists()
-    assert all(lab.read_text() == language for language, lab in labs.items())
+    assert all(lab.read_text() == language for language, lab in executed.items())
     assert not any(path.exists() for path in older)
 
 
-def test_stopping_serve_stops_the_thread_at_its_next_step(monkeypatch):
+def test_a_dirty_rebuild_keeps_the_executed_labs(tmp_path, monkeypatch):
+    """A ``--dirty`` rebuild under serve renders no lab: mkdocs-jupyter would evict every
+    executed lab of the folder after it (and the next render would run them again);
+    ``keep_cached`` keeps them. A build evicts what it did not use."""
+    from mkdocs_jupyter.plugin import Plugin
+
+    import attention_src
+    from attention_src.machinery.source import code_fingerprint
+
+    monkeypatch.setattr(labs, "NOTEBOOK_CACHE", tmp_path)
+    folder = tmp_path / f"{code_fingerprint(attention_src)[:16]}-en"
+    for keep_cached in (True, False):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "lab.json").write_text("{}")  # executed by an earlier build
+        plugin = Plugin()
+        plugin.load_config({"cache": True})
+        plugin._used_cache_paths = set()
+        labs.key_cache_on_code(plugin, "en", keep_cached=keep_cached)
+        assert Path(plugin.config["cache_dir"]) == folder
+        plugin.on_post_build(None)  # mkdocs-jupyter's eviction: the rebuild rendered none
+        assert (folder / "lab.json").exists() is keep_cached
+
+
+def test_stopping_serve_stops_the_thread_at_its_next_step():
     """on_shutdown (serve stops, then deletes its site folder): the thread's tasks stop at
-    their next page instead of writing on; a build is never stopped."""
-    monkeypatch.setenv("ATTENTION_SERVE_DIRTY", "1")
-    monkeypatch.setenv(hooks._STOPPING, "")
+    their next page instead of writing on."""
+    plugin = AttentionPlugin()
+    plugin.on_startup(command="serve", dirty=True)
     started, steps = threading.Event(), []
 
     def pages():
         started.set()
-        while not hooks._stopping():
+        while not plugin.later.stopping.is_set():
             steps.append(1)
             threading.Event().wait(0.01)
 
-    thread = hooks._after_the_build([pages])
+    thread = plugin.later.start([pages])
     started.wait(5)
-    hooks.on_shutdown()
+    plugin.on_shutdown()
     assert not thread.is_alive() and steps
-    monkeypatch.setenv("ATTENTION_SERVE_DIRTY", "")
-    assert not hooks._stopping()  # a build, even with the flag left set
-    monkeypatch.setenv(hooks._STOPPING, "")
-    hooks.on_shutdown()
-    assert os.environ[hooks._STOPPING] == ""
+
+
+def test_a_build_is_never_stopped(tmp_path, monkeypatch):
+    """A build (no serve) writes the chapters' notebooks in the build, not in the thread,
+    and with nothing that stops them, even with serve's stop flag left set."""
+    from site_tools import after_build
+
+    calls = []
+
+    def chapter_notebooks(site_dir, numbers, figures, stopping=bool):
+        calls.append(stopping())
+
+    monkeypatch.setattr(after_build, "chapter_notebooks", chapter_notebooks)
+    for name in ("finish_pages", "live_models", "prune"):
+        monkeypatch.setattr(after_build, name, lambda *args, **kwargs: None)
+    plugin = AttentionPlugin()
+    plugin.on_startup(command="build", dirty=False)
+    plugin.later.stopping.set()
+    plugin.on_post_build(config={"site_dir": str(tmp_path), "theme": {"language": "en"}})
+    assert calls == [False] and plugin.later.thread is None

@@ -9,7 +9,8 @@ edition has its own folder, so that either builds and is served alone.
 
 The HTML is read with BeautifulSoup (site_tools.engine.markup: the ``<img>`` tags and
 their ``src``) and the page's text is changed only inside those tags; picture sizes
-come from ``imagesize`` (its SVG sizes rounded to whole CSS pixels, as a browser lays them out).
+come from ``imagesize`` (an SVG's from its root element's width and height, else its
+viewBox; rounded to whole CSS pixels, as a browser lays them out).
 """
 
 from __future__ import annotations
@@ -30,12 +31,28 @@ SUFFIX = {"svg+xml": "svg", "png": "png", "gif": "gif"}
 MIME = {suffix: f"image/{kind}" for kind, suffix in SUFFIX.items()}
 _DATA = re.compile(r"data:image/(?P<kind>svg\+xml|png|gif);base64,(?P<data>[A-Za-z0-9+/=\s]+)")
 _FILE = re.compile(rf"(?P<up>(?:\.\./)*){FIGURE_DIR}/(?P<name>[0-9a-f]{{16}}\.(?:svg|png|gif))")
+_SVG_ROOT = re.compile(rb"""<svg\b(?:[^>"']|"[^"]*"|'[^']*')*>""")
+_NUMBER = rb"([-+]?[\d.]+(?:[eE][-+]?\d+)?)"
+_VIEW_BOX = re.compile(rb"""\sviewBox=["']\s*""" + rb"[\s,]+".join([_NUMBER] * 4))
 
 
 def picture_size(data: bytes) -> tuple[int, int] | None:
     """A picture's width and height in CSS pixels, as a browser shows it (None when its
-    bytes do not say)."""
-    width, height = imagesize.get(io.BytesIO(data))
+    bytes do not say). An SVG's are its root element's ``width`` and ``height``, else its
+    ``viewBox``'s (imagesize reads the first ``width=`` of the file's first 1024 bytes,
+    which may be a child's, and no ``viewBox``)."""
+    if data.lstrip()[:1] == b"<":  # an SVG (XML)
+        root = _SVG_ROOT.search(data)
+        if root is None:
+            return None
+        width, height = imagesize.get(io.BytesIO(root[0]))
+        if width < 0 or height < 0:
+            box = _VIEW_BOX.search(root[0])
+            if box is None:
+                return None
+            width, height = float(box[3]), float(box[4])
+    else:
+        width, height = imagesize.get(io.BytesIO(data))
     if width < 0 or height < 0:
         return None
     return max(1, round(width)), max(1, round(height))

@@ -8,6 +8,8 @@ its bytes, which re-serialising the whole tree would not).
 
 from __future__ import annotations
 
+import re
+
 from bs4 import BeautifulSoup, Tag
 
 
@@ -27,10 +29,10 @@ def _tag_end(html: str, start: int) -> int:
 
 
 def line_starts(html: str) -> list[int]:
-    starts = [0]
-    for line in html.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    return starts
+    """Where each line of ``html`` starts, as html.parser counts lines: at each ``\n``
+    only (``str.splitlines`` also breaks at ``\r``, ``\x0c``, ``\u2028``…: a page with
+    one, a notebook's progress output, would have its tags located on the wrong lines)."""
+    return [0, *(found.end() for found in re.finditer("\n", html))]
 
 
 def locate(html: str, starts: list[int], tag: Tag) -> tuple[int, int]:

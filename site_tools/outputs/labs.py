@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from html import escape
 from pathlib import Path
 
 from site_tools.engine.markup import element_end, line_starts, locate, opening_tags, splice
@@ -74,8 +75,8 @@ def copy_buttons(html: str, language: str) -> str:
         if old.get_text() != "Copied!":
             continue
         attrs = {k: v for k, v in button.attrs.items() if k not in {"aria-label", ","}}
-        opening = "<clipboard-copy" + "".join(
-            f' {key}="{" ".join(value) if isinstance(value, list) else value}"'
+        opening = "<clipboard-copy" + "".join(  # the values as parsed: escaped again
+            f' {key}="{escape(" ".join(value) if isinstance(value, list) else value)}"'
             for key, value in attrs.items()
         )
         edits.append((start, end, opening + ">"))

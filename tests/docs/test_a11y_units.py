@@ -230,7 +230,7 @@ def test_header_icons_are_named_buttons(browser, site_url):
 
 def test_a_labs_copy_button_keeps_its_name_after_a_click(browser, site_url):
     """A lab's copy button shows "Copied!" after a click: its name holds that text (no
-    label-content-name-mismatch then), and the live region says it (site_tools/hooks.py,
+    label-content-name-mismatch then), and the live region says it (site_tools/outputs/labs.py,
     figures.js). Both editions."""
     for edition, said in (("", "Copied to clipboard"), ("zh/", "已复制")):
         context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])

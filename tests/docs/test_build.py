@@ -33,7 +33,7 @@ def _figures(output: str) -> list[bytes]:
     """The bytes of the figures a block printed, except plots of timings measured when
     the page ran (``figure_html(..., measured=True)``). The stored output holds them as
     data URIs; the built page references them as files named by the hash of these bytes
-    (site_tools/hooks.py), so equal bytes are equal files."""
+    (site_tools/engine/figure_files.py), so equal bytes are equal files."""
     soup = BeautifulSoup(output, "html.parser")
     images = soup.select("figure.built-figure:not(.measured) img")
     return [base64.b64decode(img["src"].split(",", 1)[1], validate=True) for img in images]
@@ -224,10 +224,10 @@ def test_figures_are_svg_files_with_alt_text(built_site):
 
 
 def test_figure_files_round_trip(tmp_path):
-    """hooks.figure_files turns a data-URI picture into a file reference with its size in
-    CSS pixels (SVG's pt, a PNG's pixels), and inline_figure_files puts the same bytes
+    """FigureFiles.swap turns a data-URI picture into a file reference with its size in
+    CSS pixels (SVG's pt, a PNG's pixels), and FigureFiles.inline puts the same bytes
     back (a notebook embeds them); a picture whose size is unknown stays inline."""
-    from site_tools import hooks
+    from site_tools.engine.figure_files import FigureFiles
 
     svg = (
         b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="489.6pt" '
@@ -252,8 +252,8 @@ def test_figure_files_round_trip(tmp_path):
         f'<img src="{uri("svg+xml", boxed)}" alt="d" width="30">'
         f'<img src="{uri("svg+xml", unsized)}" alt="e">'
     )
-    hooks._FIGURE_FILES.clear()
-    out = hooks.figure_files(page, "chapters/masks/")
+    figures = FigureFiles()
+    out = figures.swap(page, "chapters/masks/")
     imgs = BeautifulSoup(out, "html.parser").find_all("img")
     names = {kind: f"{hashlib.sha256(data).hexdigest()[:16]}" for kind, data in
              (("svg", svg), ("png", png), ("boxed", boxed))}  # fmt: skip
@@ -265,14 +265,15 @@ def test_figure_files_round_trip(tmp_path):
     assert imgs[2]["src"].endswith(f"{names['boxed']}.svg") and imgs[2]["width"] == "30"
     assert not imgs[2].has_attr("height"), "a size the page gives is kept as it is"
     assert imgs[3]["src"] == uri("svg+xml", unsized), "a picture of unknown size stays inline"
-    home = hooks.figure_files(page, "")  # the home page: no folder to climb out of
+    home = figures.swap(page, "")  # the home page: no folder to climb out of
     assert f'<img src="assets/figures/{names["svg"]}.svg"' in home
-    hooks._write_figure_files(tmp_path)
+    assert figures.write(tmp_path) == 3
     assert sorted(p.name for p in (tmp_path / "assets" / "figures").iterdir()) == sorted(
         [f"{names['svg']}.svg", f"{names['png']}.png", f"{names['boxed']}.svg"]
     )
-    hooks._FIGURE_FILES.clear()  # the notebook reads the files back from the site
-    back = BeautifulSoup(hooks.inline_figure_files(out, tmp_path), "html.parser")
+    assert figures.write(tmp_path) == 0, "a file already there is not written again"
+    # The notebook reads the files back from the site (another build's FigureFiles).
+    back = BeautifulSoup(FigureFiles().inline(out, tmp_path), "html.parser")
     assert [img["src"] for img in back.find_all("img")] == [
         uri("svg+xml", svg),
         uri("png", png),
@@ -301,7 +302,7 @@ def test_lab_copy_buttons_are_named_by_their_words():
     aria-label: its name is its words, "Copied!" (shown after a click) then the edition's
     "Copy to clipboard" for screen readers, so the name holds the visible text; the empty
     ``<script src="">`` of mkdocs-jupyter's MathJax goes."""
-    from site_tools import hooks
+    from site_tools.outputs import labs
 
     for raw in (  # as mkdocs-jupyter's template writes it, and as the page arrives parsed
         '<clipboard-copy for="cell-1", aria-label="Copy to Clipboard">\n<div>\n'
@@ -309,8 +310,8 @@ def test_lab_copy_buttons_are_named_by_their_words():
         '<clipboard-copy ,="" aria-label="Copy to Clipboard" for="cell-1">\n<div>\n'
         '<span class="notice" hidden="">Copied!</span><svg aria-hidden="true"></svg>',
     ):
-        for language, words in hooks.CLIPBOARD_WORDS.items():
-            button = BeautifulSoup(hooks.notebook_copy_buttons(raw, language), "html.parser")
+        for language, words in labs.CLIPBOARD_WORDS.items():
+            button = BeautifulSoup(labs.copy_buttons(raw, language), "html.parser")
             copy = button.find("clipboard-copy")
             assert dict(copy.attrs) == {"for": "cell-1"}, copy.attrs
             notice = copy.find("span", class_="notice")
@@ -319,6 +320,6 @@ def test_lab_copy_buttons_are_named_by_their_words():
             assert spoken.get_text() == words[0], language
             assert copy.get_text(" ", strip=True) == f"{words[1]} {words[0]}"
     kept = '<script src="a.js"></script>'
-    assert hooks._EMPTY_SCRIPT.sub("", f'<!-- mathjax -->\n<script src=""> </script>\n{kept}') == (
+    assert labs.without_empty_scripts(f'<!-- mathjax -->\n<script src=""> </script>\n{kept}') == (
         f"<!-- mathjax -->\n{kept}"
     )

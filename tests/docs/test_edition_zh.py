@@ -163,7 +163,7 @@ def test_a_stale_translation_says_so(monkeypatch):
 
 def _executed(log: str) -> dict[str, int]:
     found = re.findall(r"executed (\d+) blocks in this build: (\{.*\})", log)
-    assert found, "the build did not report its executions (site_tools/hooks.py)"
+    assert found, "the build did not report its executions (site_tools/mkdocs_plugin.py)"
     return json.loads(found[-1][1])
 
 

@@ -98,7 +98,8 @@ def test_each_notebook_is_its_page(built_site):
 
 def test_notebooks_embed_the_figures_their_pages_load(built_site):
     """A chapter loads its built figures from files of ``assets/figures/``
-    (site_tools/hooks.py); its notebook, one file, holds the same bytes, in both editions."""
+    (site_tools/engine/figure_files.py); its notebook, one file, holds the same bytes, in both
+    editions."""
     checked = 0
     for edition in (built_site.dir, built_site.dir / "zh"):
         for stem in nav_chapters():

@@ -107,24 +107,25 @@ def test_prune_keeps_what_the_last_full_build_used(tmp_path):
 @pytest.mark.parametrize(
     "language, started, serving, prunes",
     [
-        ("en", None, None, False),  # English alone: the Chinese entries are in the store too
-        ("zh", None, None, False),
-        ("en", "1", None, False),  # ./dev.sh build: English first, then
-        ("zh", "1", None, True),  # Chinese, which prunes what neither used
-        ("zh", "1", "1", False),  # ./dev.sh serve --dirty never prunes
+        ("en", None, False, False),  # English alone: the Chinese entries are in the store too
+        ("zh", None, False, False),
+        ("en", "1", False, False),  # ./dev.sh build: English first, then
+        ("zh", "1", False, True),  # Chinese, which prunes what neither used
+        ("zh", "1", True, False),  # ./dev.sh serve --dirty never prunes
     ],
 )
 def test_only_a_build_of_both_editions_prunes(monkeypatch, language, started, serving, prunes):
-    from site_tools import hooks
+    from site_tools.mkdocs_plugin import AttentionPlugin
 
-    for name, value in (("ATTENTION_BUILD_STARTED", started), ("ATTENTION_SERVE_DIRTY", serving)):
-        if value is None:
-            monkeypatch.delenv(name, raising=False)
-        else:
-            monkeypatch.setenv(name, value)
-    monkeypatch.setattr(hooks, "_STARTED", [time.time()])
+    if started is None:
+        monkeypatch.delenv("ATTENTION_BUILD_STARTED", raising=False)
+    else:
+        monkeypatch.setenv("ATTENTION_BUILD_STARTED", started)
+    plugin = AttentionPlugin()
+    plugin.serving = serving
+    plugin.started = time.time()  # its on_pre_build ran
     config = {"theme": {"language": language}}
-    assert hooks._prunes(config) is prunes
+    assert plugin.prunes(config) is prunes
 
 
 # --- keys: what executes --------------------------------------------------------------------

@@ -25,7 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "chapters/real-encoder/"
 SCRIPT = "assets/javascripts/wordpiece.js"
-EXPORTED_VOCAB = "assets/live/minilm/vocab.txt"  # written by the build (site_tools/live_hooks.py)
+# written by the build (site_tools/outputs/live_models.py)
+EXPORTED_VOCAB = "assets/live/minilm/vocab.txt"
 SENTENCES = Path(__file__).parent / "data" / "wordpiece_sentences.jsonl"
 CHAPTER_SOURCES = [
     ROOT / "docs/chapters/real-encoder.md",
@@ -239,10 +240,10 @@ MUTANTS = {
 
 
 def test_exported_vocab_is_tokenizer_json_in_id_order(built_site, vocab_text):
-    """The build's export (when this checkout has the hook that writes it) is the vocab.txt the
+    """The build's export (when this checkout has the module that writes it) is the vocab.txt the
     test gives the page: the page reads what was tested."""
-    if not (ROOT / "site_tools" / "live_hooks.py").exists():
-        pytest.skip("no site_tools/live_hooks.py in this checkout: the build exports no vocab")
+    if not (ROOT / "site_tools" / "outputs" / "live_models.py").exists():
+        pytest.skip("no site_tools/outputs/live_models.py here: the build exports no vocab")
     exported = built_site.dir / EXPORTED_VOCAB
     assert exported.is_file(), f"the build wrote no {EXPORTED_VOCAB}"
     assert exported.read_text(encoding="utf-8") == vocab_text

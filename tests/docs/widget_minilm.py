@@ -4,15 +4,16 @@ The widget is exercised inside the page's one visit of the browser pass (tests/d
 test_browser.py's ``page_reports``; tests/docs/widgets.py finds it on the page and calls
 :func:`drive`), before that visit's accessibility audit, so the audit sees the page with the
 reader's result on it. In the English chapter the page downloads the build's export
-(``assets/live/minilm``: int16 rows with float32 scales, site_tools/live_hooks.py) once, then,
-in one ``page.evaluate``, tokenizes each of :data:`SENTENCES` with the page's WordPiece
-(docs/assets/javascripts/wordpiece.js) and runs docs/assets/javascripts/attention-live.js's
-forward pass on them; then the widget as a reader uses it: the page's own example through the
-form, the bad inputs (empty box, more than 512 tokens, words that become [UNK]), then, with the
-pointer resting on a token, Run pressed with the keyboard (:func:`_reader_checks`). In the
-Chinese chapter: a model file that fails to load (the request for the weights is aborted): a
-message in the page, the button usable again; then the page's example through the form, and a
-mixed sentence whose Chinese characters become [UNK], Run pressed with the keyboard.
+(``assets/live/minilm``: int16 rows with float32 scales, site_tools/outputs/live_models.py)
+once, then, in one ``page.evaluate``, tokenizes each of :data:`SENTENCES` with the page's
+WordPiece (docs/assets/javascripts/wordpiece.js) and runs
+docs/assets/javascripts/attention-live.js's forward pass on them; then the widget as a reader
+uses it: the page's own example through the form, the bad inputs (empty box, more than 512
+tokens, words that become [UNK]), then, with the pointer resting on a token, Run pressed with
+the keyboard (:func:`_reader_checks`). In the Chinese chapter: a model file that fails to load
+(the request for the weights is aborted): a message in the page, the button usable again; then
+the page's example through the form, and a mixed sentence whose Chinese characters become
+[UNK], Run pressed with the keyboard.
 
 The checks (:func:`check_english`, :func:`check_chinese`, called by test_browser.py's tests)
 compare with the chapter's own ``MiniLM`` (``load_minilm``) on the ORIGINAL float32 weights, so
