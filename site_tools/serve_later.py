@@ -83,9 +83,7 @@ class Later:
             self.wait_for_server(*server)
         while True:
             self.checkpoint()
-            with self.lock:
-                if self.stopping.is_set():
-                    self.tasks.clear()
+            with self.lock:  # (each task returns at its first checkpoint once stopping)
                 if not self.tasks:
                     self.working = False
                     return

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -87,7 +88,7 @@ DEFERRING_HOOKS = textwrap.dedent(
     def on_post_build(config, **kwargs):
         index = Path(config["site_dir"]) / "search" / "search_index.json"
         (Path(config["site_dir"]).parent / "interim.json").write_text(index.read_text())
-        LATER.start([SEARCH[0].task(LATER.stopping)])
+        LATER.start([SEARCH[0].task(LATER.checkpoint)])
         LATER.wait()
     """
 )
@@ -391,3 +392,46 @@ def test_a_build_is_never_stopped(tmp_path, monkeypatch):
     plugin.later.stopping.set()
     plugin.on_post_build(config={"site_dir": str(tmp_path), "theme": {"language": "en"}})
     assert calls == [False] and plugin.later.thread is None
+
+
+def test_a_rebuild_holds_the_work_after_the_last_build_and_it_goes_on_after():
+    """An edit is served within its rebuild's time: the next build's on_config pauses the
+    thread at its next checkpoint (between pages), and the work goes on, in order, once
+    that build has queued its own."""
+    later = serve_later.Later()
+    pages_done, first_page, may_go = [], threading.Event(), threading.Event()
+
+    def old_work() -> None:
+        for page in range(3):
+            if later.checkpoint():
+                return
+            pages_done.append(("old", page))
+            first_page.set()
+            may_go.wait(5)
+
+    later.start([old_work])
+    assert first_page.wait(5)
+    later.pause()  # the next build starts
+    may_go.set()
+    time.sleep(0.3)  # the build runs: the old work does not go on meanwhile
+    assert pages_done == [("old", 0)]
+    later.start([lambda: pages_done.append(("new", 0))])  # the build's on_post_build
+    later.wait()
+    assert pages_done == [("old", 0), ("old", 1), ("old", 2), ("new", 0)]
+
+
+def test_a_page_edit_before_the_fingerprints_rebuilds_that_page_alone(serve_state, monkeypatch):
+    plan = serve_state.rebuilds
+    monkeypatch.setattr(rebuilds, "newest_code_mtime", lambda: 7.0)
+    plan.plan(serve_state.files, serve_state.site_dir, serving=True)  # the first build
+    assert plan.deferred_task(_never) is not None  # queued after it, not yet run
+    assert plan.deferred_task(_never) is None  # queued once
+    _built(serve_state.pages)
+    for page in serve_state.pages:
+        page.is_modified = lambda: False
+    assert not plan.needs_deferred_fingerprints()  # the next build need not wait
+    monkeypatch.setattr(deps, "page_fingerprints", lambda path: pytest.fail(f"read {path}"))
+    plan.plan(serve_state.files, serve_state.site_dir, serving=True)  # a page edit
+    assert not any(page.is_modified() for page in serve_state.pages)
+    monkeypatch.setattr(rebuilds, "newest_code_mtime", lambda: 8.0)  # a code edit
+    assert plan.needs_deferred_fingerprints()  # this build waits for them (plan needs them)
