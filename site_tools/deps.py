@@ -42,6 +42,7 @@ INCLUDE = re.compile(r'--8<--\s+"(?P<path>attention_src/[\w/]+\.py):(?P<region>[
 NOT_RUN_BY_PAGES = {
     "copyrun.py",
     "deps.py",  # computes the keys; what it finds is in them
+    "engine_compare.py",  # reads two built sites
     "hooks.py",
     "i18n.py",
     "live_hooks.py",  # live_small.py is not here: the pages' widget blocks import it
