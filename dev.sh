@@ -3,6 +3,9 @@
 #   ./dev.sh serve      set up what is missing, then serve the site with live reload
 #   ./dev.sh serve zh   the same for the Chinese edition (mkdocs.zh.yml, docs-zh/)
 #   ./dev.sh build      build both editions into site/ (English) and site/zh (Chinese)
+#   ./dev.sh build --engine zensical
+#                       the English edition with Zensical (the second engine) into
+#                       site-zensical/: prebuild, zensical build, after_build
 #   ./dev.sh test    set up what is missing, then run every check CI runs
 #   ./dev.sh test --fast   the same without the site's tests: ruff and the package's
 #                          unit and reference tests (pytest -m "not docs and not browser")
@@ -74,16 +77,26 @@ case "${1:-}" in
     setup
     config=mkdocs.yml
     if [ "${2:-}" = zh ]; then config=mkdocs.zh.yml; set -- "$1" "${@:3}"; fi
-    # --dirty: a saved page rebuilds alone (site_tools/hooks.py also rebuilds the
-    # pages that use attention_src when its code changes). Restart after nav edits.
+    # --dirty: a saved page rebuilds alone (the plugin, site_tools/mkdocs_plugin.py, also
+    # rebuilds the pages that use attention_src when its code changes). Restart after nav edits.
     # One edition is served: the language switch leads where ./dev.sh build puts the other.
     exec "$VENV/bin/python" -m mkdocs serve --dirty -f "$config" "${@:2}"
     ;;
   build)
     setup
+    if [ "${2:-}" = --engine ] && [ "${3:-}" = zensical ]; then
+      # The second engine (pinned in the zensical extra): the pages' programs run first in
+      # fresh interpreters, Zensical renders (its fences read the store), then the steps
+      # that need the whole site. Never `zensical build --clean`: it deletes .cache/,
+      # which holds the store and the trainings (docs/contributing.md, "The engine").
+      "$VENV/bin/python" -m pip install --disable-pip-version-check -q -e ".[zensical]"
+      "$VENV/bin/python" -m site_tools.prebuild -f mkdocs.yml
+      "$VENV/bin/python" -m zensical build -f mkdocs.zensical.yml
+      exec "$VENV/bin/python" -m site_tools.after_build site-zensical -f mkdocs.zensical.yml
+    fi
     # English first (it empties site/), then Chinese into site/zh. The Chinese pages'
     # code is the English code: the store of executed outputs serves it, nothing runs
-    # again. The last build prunes what neither edition used (site_tools/hooks.py).
+    # again. The last build prunes what neither edition used (site_tools/mkdocs_plugin.py).
     ATTENTION_BUILD_STARTED=$(date +%s)
     export ATTENTION_BUILD_STARTED
     "$VENV/bin/python" -m mkdocs build --strict -f mkdocs.yml "${@:2}"

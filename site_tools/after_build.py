@@ -99,14 +99,46 @@ def prune(since: float) -> None:
     notebooks.prune_notebooks(CHAPTER_NOTEBOOKS, since)
 
 
-def nav_numbers(config_file: Path) -> dict[str, tuple[str, str]]:
-    """The numbered pages of a config's nav, as numbering.nav_numbers reads MkDocs' nav."""
+def _config(config_file: Path):
     from mkdocs.config import load_config
+
+    return load_config(str(config_file))
+
+
+def nav_numbers(config) -> dict[str, tuple[str, str]]:
+    """The numbered pages of a config's nav, as numbering.nav_numbers reads MkDocs' nav."""
     from mkdocs.structure.files import get_files
     from mkdocs.structure.nav import get_navigation
 
-    config = load_config(str(config_file))
     return numbering.nav_numbers(get_navigation(get_files(config), config))
+
+
+def finish_foreign_page(
+    html: str, url: str, lang: str, numbers: dict, figures: FigureFiles
+) -> str:
+    """What the MkDocs plugin does to a page's content as it renders it, done on the
+    finished page of another engine: numbers, the listings' copy texts (in Chinese in
+    the Chinese edition), the pictures as files."""
+    from site_tools import i18n as edition
+    from site_tools.engine import copytext
+
+    html = numbering.number_page(html, url, numbers, lang)
+    html = copytext.add_listing_copies(html, lang)
+    if lang == "zh":
+        html = edition.chinese_listings(html)
+    return figures.swap(html, url)
+
+
+def write_foreign_copies(site_dir, url: str, source: Path, lang: str) -> None:
+    """The page's copy texts (``_copies/``), from its Markdown and the store, as the
+    MkDocs plugin writes them."""
+    from site_tools import i18n as edition
+    from site_tools.engine import program
+
+    opened = store.fill(source.read_text("utf-8"), url)
+    written = program.write_copies(site_dir, url, opened)
+    if written is not None and lang == "zh":
+        edition.chinese_copies(written)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,16 +147,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-f", "--config-file", type=Path, default=ROOT / "mkdocs.yml")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)-7s -  %(message)s")
-    numbers = nav_numbers(args.config_file)
+    config = _config(args.config_file)
+    lang = "zh" if str(config["theme"]["language"]).startswith("zh") else "en"
+    docs = Path(config["docs_dir"])
+    numbers = nav_numbers(config)
     figures = FigureFiles()
-    pages = sorted(args.site_dir.rglob("*.html"))
-    for path in pages:
+    for path in sorted(args.site_dir.rglob("index.html")):
         url = path.relative_to(args.site_dir).parent.as_posix()
         url = "" if url == "." else f"{url}/"
+        source = docs / (f"{url[:-1]}.md" if url else "index.md")
+        if not source.is_file() or url.startswith("zh/"):
+            continue  # not a page of this edition (the other edition's, a lab's, …)
         html = path.read_text("utf-8")
-        swapped = figures.swap(html, url)
-        if swapped != html:
-            path.write_text(swapped, "utf-8")
+        finished = finish_foreign_page(html, url, lang, numbers, figures)
+        if finished != html:
+            path.write_text(finished, "utf-8")
+        write_foreign_copies(args.site_dir, url, source, lang)
     finish_pages(args.site_dir, numbers, figures)
     chapter_notebooks(args.site_dir, numbers, figures)
     for uri, source in downloads():

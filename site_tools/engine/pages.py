@@ -3,9 +3,12 @@ pages with Python-Markdown runs it: MkDocs, ProperDocs, Zensical).
 
 - Before anything else reads the page (a preprocessor that runs first), every
   session of the Python fence is forgotten -- a reader pastes each page into a
-  fresh interpreter -- for Markdown rendered outside a build. (The build's hook
-  opens each page in the store of executed outputs, :mod:`site_tools.engine.store`,
-  which runs the page's program in a fresh interpreter of its own.)
+  fresh interpreter -- and, unless the MkDocs plugin opened it already, the page
+  is opened in the store of executed outputs (:mod:`site_tools.engine.store`),
+  whose outputs the fences then show: filled before the engine renders
+  (``python -m site_tools.prebuild``), or by a run of the page's program in a fresh
+  interpreter of its own now. A block is never executed inside the engine's process,
+  where state would leak from page to page.
 - After the page is HTML (a postprocessor that runs last), the figures'
   captions and alt texts, written as paragraphs after the blocks that draw
   them, are moved into the figures (:func:`site_tools.outputs.figures.attach_text`). A
@@ -21,7 +24,7 @@ from markdown import Extension
 from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
-from site_tools.engine import fences
+from site_tools.engine import fences, store
 from site_tools.outputs import figures
 
 log = logging.getLogger("mkdocs.extensions.site_tools.engine.pages")
@@ -32,7 +35,20 @@ class _PageStart(Preprocessor):
         if fences.formatting_a_block():  # a block's own Markdown, not a page
             return lines
         fences.reset_sessions()
+        if not store.page_open():  # another engine than MkDocs (no plugin opened it)
+            store.open_page("\n".join(lines), _page_name(self.md))
         return lines
+
+
+def _page_name(md) -> str:
+    """The page's path, where the engine tells it (Zensical's page context), for the
+    store's log; else ``page``."""
+    try:
+        from zensical.extensions.context import ContextPreprocessor
+    except ImportError:
+        return "page"
+    context = ContextPreprocessor.from_markdown(md)
+    return str(context.page.path) if context is not None else "page"
 
 
 class _Figures(Postprocessor):

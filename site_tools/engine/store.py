@@ -228,6 +228,11 @@ def fill(
     return page
 
 
+def page_open() -> bool:
+    """Whether a page is open (the MkDocs plugin opens each page before it renders)."""
+    return bool(_PAGE)
+
+
 def end_page() -> list[str]:
     """Finish the page and record the keys its blocks used (returned, in order).
 
