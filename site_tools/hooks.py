@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from site_tools import i18n
+from site_tools.edition import comments as i18n
 from site_tools.engine import copytext, deps, numbering, parallel, program, store
 from site_tools.outputs import notebooks
 

@@ -18,7 +18,7 @@ import re
 import pytest
 
 from attention_src.machinery import code_shape
-from site_tools import i18n
+from site_tools.edition import comments as i18n
 from site_tools.engine import copytext, program
 
 

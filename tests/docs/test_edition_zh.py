@@ -26,7 +26,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from attention_src.machinery import code_shape
-from site_tools import i18n
+from site_tools.edition import comments as i18n
 from site_tools.engine.copytext import COPY_DIR
 
 from .conftest import ROOT

@@ -34,10 +34,10 @@ from pathlib import Path
 
 import pytest
 
-from site_tools import i18n
+from site_tools.edition import comments as i18n
+from site_tools.edition.comments import CODE_BOX_COLUMNS, display_width, term_phrases
+from site_tools.edition.comments import comment_is_english as is_english
 from site_tools.engine import program
-from site_tools.i18n import CODE_BOX_COLUMNS, display_width, term_phrases
-from site_tools.i18n import comment_is_english as is_english
 
 PYTHON = ("python", "py")
 SHELL = ("bash", "sh", "shell", "console")

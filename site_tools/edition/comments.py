@@ -48,7 +48,7 @@ from pathlib import Path
 from site_tools.engine import blocks
 from site_tools.engine.blocks import Fence
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EN = ROOT / "docs"
 ZH = ROOT / "docs-zh"
 TERMS = ROOT / "i18n" / "terms.zh.yml"
