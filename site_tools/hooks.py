@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from site_tools.edition import comments as i18n
+from site_tools.edition import PAGE_SUFFIXES, banner, chinese_copies, chinese_listings
 from site_tools.engine import copytext, deps, numbering, parallel, program, store
 from site_tools.outputs import notebooks
 
@@ -349,7 +349,7 @@ def _share_english_files(files, config) -> None:
     english = ROOT / "docs"
     for path in sorted(english.rglob("*")):
         uri = path.relative_to(english).as_posix()
-        if path.is_dir() or path.suffix in i18n.PAGE_SUFFIXES:
+        if path.is_dir() or path.suffix in PAGE_SUFFIXES:
             continue
         if files.get_file_from_path(uri) is None:
             files.append(File(uri, str(english), config["site_dir"], config["use_directory_urls"]))
@@ -604,7 +604,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         _PROGRAMS[page.file.src_uri] = store.open_page(markdown, page.file.src_uri, defer=defer)
     if edition(config) == "zh" and page.file.src_uri.endswith(".md"):
         # A translation older than its English page, or a placeholder, says so.
-        return i18n.banner(page.file.src_uri, page.url) + markdown
+        return banner(page.file.src_uri, page.url) + markdown
     return markdown
 
 
@@ -637,7 +637,7 @@ def on_page_content(html, page, config, files, **kwargs):
     # edition they show and copy Chinese comments (i18n/comments.zh.yml).
     html = copytext.add_listing_copies(html, edition(config))
     if edition(config) == "zh":
-        html = i18n.chinese_listings(html)
+        html = chinese_listings(html)
     if page.file.src_uri.endswith(".ipynb"):
         html = notebook_copy_buttons(html, edition(config))
     # Pictures as files (before the search plugin reads the page: no data URIs to parse).
@@ -656,7 +656,7 @@ def on_post_page(output, page, config, **kwargs):
     elif opened is not None:
         written = program.write_copies(config["site_dir"], page.url, opened)
         if written is not None and edition(config) == "zh":
-            i18n.chinese_copies(written)  # the listings' comments, as the page shows them
+            chinese_copies(written)  # the listings' comments, as the page shows them
     else:
         copytext.write_page_copies(config["site_dir"], page.url, output)
     # mkdocs-jupyter loads MathJax from its option's URL, which is empty here (KaTeX
