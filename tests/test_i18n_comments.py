@@ -11,14 +11,14 @@ Chinese listing copy is its English copy as code, statement for statement, line 
 from __future__ import annotations
 
 import ast
-import html
 import json
-import re
 
 import pytest
+from bs4 import BeautifulSoup
 
 from attention_src.machinery import code_shape
 from site_tools.edition import comments, pages
+from site_tools.edition.pages import HAN
 from site_tools.engine import copytext, program
 
 
@@ -172,15 +172,47 @@ def test_the_chinese_page_shows_and_copies_the_chinese_comments():
     comments; the copy is the English copy as code, the rest of the class included."""
     english = _rendered_listing("en")
     chinese = comments.chinese_listings(_rendered_listing("zh"))
-    copy = html.unescape(re.search(r'data-copy="([^"]*)"', chinese)[1])
-    english_copy = html.unescape(re.search(r'data-copy="([^"]*)"', english)[1])
-    shown = comments._code_text(chinese)
+    copy = _html(chinese).div["data-copy"]
+    english_copy = _html(english).div["data-copy"]
+    shown = comments.code_text(chinese)
     assert "# 1) 投影，再把每个投影切成 H 个头" in shown and "1) 投影，再把" in copy
     assert "1) project" not in shown + copy
     assert code_shape(copy) == code_shape(english_copy)
     assert len(copy.splitlines()) == len(english_copy.splitlines())
     assert shown.rstrip("\n") in copy
     assert copy == comments.translate_comments(english_copy)
+
+
+def _html(text: str) -> BeautifulSoup:
+    return BeautifulSoup(text, "html.parser")
+
+
+def test_the_chinese_listing_changes_the_comments_and_the_copy_only():
+    """Every other byte of the page is kept: around the listing, in its markup, and all of
+    it when the table has no entry; bytes that are not as BeautifulSoup read them fail."""
+    zh = _rendered_listing("zh")
+    page = f"<p>before &amp; after</p>\n{zh}\n<p>{zh[:20]}</p>"
+    assert comments.chinese_listings(page, {}) == page
+    chinese = comments.chinese_listings(page)
+    assert chinese.startswith("<p>before &amp; after</p>\n")
+    assert chinese.endswith(f"\n<p>{zh[:20]}</p>")
+
+    def masked(text: str) -> str:  # the listing without its copy text and comments' words
+        soup = _html(text)
+        del soup.div["data-copy"]
+        for span in soup.select("span.c1"):
+            span.string = ""
+        return str(soup)
+
+    assert chinese != page and masked(chinese) == masked(page)
+    table = comments.comment_table()
+    english = [s.text for s in _html(page).select("span.c1")]
+    keys = [comments.comment_key(text) for text in english]
+    expected = [f"# {table[k]}" if k in table else t for k, t in zip(keys, english, strict=True)]
+    assert [s.text for s in _html(chinese).select("span.c1")] == expected
+    assert sum(bool(HAN.search(text)) for text in expected) >= 3
+    with pytest.raises(ValueError, match="data-copy is not where and as BeautifulSoup"):
+        comments.chinese_listings(page.replace(' data-copy="', ' data-copy = "'))
 
 
 def test_the_recorded_copies_get_the_same_comments(tmp_path):

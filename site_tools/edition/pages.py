@@ -114,7 +114,7 @@ def parts(path: Path) -> tuple[list[Fence], list[tuple[int, str]]]:
 def _slug(text: str) -> str:
     from markdown.extensions.toc import slugify
 
-    text = re.sub(r"<[^>]+>", "", text)
+    text = re.sub(r"<[^>]+>", "", text)  # inline HTML in the heading's Markdown
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
     return slugify(text, "-")
 
