@@ -119,7 +119,7 @@ def finish_foreign_page(
     """What the MkDocs plugin does to a page's content as it renders it, done on the
     finished page of another engine: numbers, the listings' copy texts (in Chinese in
     the Chinese edition), the pictures as files."""
-    from site_tools import i18n as edition
+    from site_tools import edition
     from site_tools.engine import copytext
 
     html = numbering.number_page(html, url, numbers, lang)
@@ -132,7 +132,7 @@ def finish_foreign_page(
 def write_foreign_copies(site_dir, url: str, source: Path, lang: str) -> None:
     """The page's copy texts (``_copies/``), from its Markdown and the store, as the
     MkDocs plugin writes them."""
-    from site_tools import i18n as edition
+    from site_tools import edition
     from site_tools.engine import program
 
     opened = store.fill(source.read_text("utf-8"), url)

@@ -22,7 +22,7 @@ from pathlib import Path
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File
 
-from site_tools import after_build, i18n, prebuild, serve_later
+from site_tools import after_build, edition, prebuild, serve_later
 from site_tools.engine import copytext, numbering, parallel, program, rebuilds, store
 from site_tools.engine.figure_files import FigureFiles
 from site_tools.outputs import labs, live_models, notebooks
@@ -143,7 +143,7 @@ class AttentionPlugin(BasePlugin):
         self.programs[page.file.src_uri] = opened
         if edition(config) == "zh":
             # A translation older than its English page, or a placeholder, says so.
-            return i18n.banner(page.file.src_uri, page.url) + markdown
+            return edition.banner(page.file.src_uri, page.url) + markdown
         return markdown
 
     def _defer(self, markdown: str, name: str) -> None:
@@ -166,7 +166,7 @@ class AttentionPlugin(BasePlugin):
         # Chinese edition they show and copy Chinese comments (i18n/comments.zh.yml).
         html = copytext.add_listing_copies(html, lang)
         if lang == "zh":
-            html = i18n.chinese_listings(html)
+            html = edition.chinese_listings(html)
         if page.file.src_uri.endswith(".ipynb"):
             html = labs.copy_buttons(html, lang)
         # Pictures as files (before the search plugin reads the page: no data URIs).
@@ -189,7 +189,7 @@ class AttentionPlugin(BasePlugin):
         elif not opened.pending:  # (pending: outputs still being computed under serve)
             written = program.write_copies(config["site_dir"], page.url, opened)
             if written is not None and edition(config) == "zh":
-                i18n.chinese_copies(written)  # the listings' comments, as the page shows
+                edition.chinese_copies(written)  # the listings' comments, as the page shows
         return live_models.fill_sizes(labs.without_empty_scripts(output), self.shared_live)
 
     def on_post_build(self, *, config) -> None:
@@ -244,7 +244,7 @@ def _share_english_files(files, config) -> None:
     english = ROOT / "docs"
     for path in sorted(english.rglob("*")):
         uri = path.relative_to(english).as_posix()
-        if path.is_dir() or path.suffix in i18n.PAGE_SUFFIXES:
+        if path.is_dir() or path.suffix in edition.PAGE_SUFFIXES:
             continue
         if files.get_file_from_path(uri) is None:
             files.append(File(uri, str(english), config["site_dir"], config["use_directory_urls"]))

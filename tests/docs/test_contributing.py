@@ -60,8 +60,8 @@ AS_WRITTEN = {
     ".venv/bin/ruff check .",
     ".venv/bin/ruff format --check .",
     ".venv/bin/python -m attention_src.bench --help",
-    ".venv/bin/python -m site_tools.i18n stale",
-    ".venv/bin/python -m site_tools.i18n check chapters/masks.md",
+    ".venv/bin/python -m site_tools.edition stale",
+    ".venv/bin/python -m site_tools.edition check chapters/masks.md",
 }
 
 # One test file of each tier, collected (not run) to check what a tier selects.
@@ -133,7 +133,7 @@ NOT_RUN = {
         "builds both editions into site/: the built_site and built_site_zh fixtures "
         "(tests/docs/conftest.py) run the same two strict builds once per session"
     ),
-    ".venv/bin/python -m site_tools.i18n placeholder chapters/$STEM.md": NEW_CHAPTER,
+    ".venv/bin/python -m site_tools.edition placeholder chapters/$STEM.md": NEW_CHAPTER,
     "./dev.sh test": "the whole suite, which this test is part of (recursion)",
     "python3 -m venv --system-site-packages .venv": (
         "set-up, not a check: it would rewrite the environment the suite runs in"
@@ -168,7 +168,7 @@ SHOWS = {
         "4/",  # "4/N tests collected": those four and nothing else
     ],
     ".venv/bin/python -m attention_src.bench --help": ["--quick", "--out", "--sections"],
-    ".venv/bin/python -m site_tools.i18n check chapters/masks.md": ["no problems"],
+    ".venv/bin/python -m site_tools.edition check chapters/masks.md": ["no problems"],
     ".venv/bin/python -m site_tools.engine.copyrun site/_copies/chapters--masks.json": [
         " passed, 0 failed"
     ],

@@ -26,13 +26,13 @@ import pytest
 from bs4 import BeautifulSoup
 
 from attention_src.machinery import code_shape
-from site_tools import i18n
+from site_tools.edition import banners, diagrams, page_check, pages, style, terms
 from site_tools.engine.copytext import COPY_DIR
 
 from .conftest import ROOT
 
-PAGES = i18n.english_pages()
-CHECK_PAGE = i18n.CHECK_PAGE
+PAGES = pages.english_pages()
+CHECK_PAGE = page_check.CHECK_PAGE
 
 
 def _url(page: str) -> str:
@@ -48,14 +48,15 @@ def _url(page: str) -> str:
 
 def test_every_english_page_has_its_chinese_page():
     assert len(PAGES) >= 30, "English pages not found"
-    assert i18n.chinese_pages() == PAGES
+    assert pages.chinese_pages() == PAGES
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_the_chinese_page_is_the_english_page_in_chinese(page):
     """Code, heading ids, no English paragraph, the share of Chinese, the term table and
-    the style (site_tools.i18n.parity_problems; ``python -m site_tools.i18n check PAGE``)."""
-    assert i18n.parity_problems(page) == []
+    the style (site_tools.edition.page_check.parity_problems; ``python -m
+    site_tools.edition check PAGE``)."""
+    assert page_check.parity_problems(page) == []
 
 
 def test_the_parity_check_finds_what_it_looks_for(tmp_path, monkeypatch):
@@ -64,8 +65,8 @@ def test_the_parity_check_finds_what_it_looks_for(tmp_path, monkeypatch):
     chinese = tmp_path / "docs-zh"
     (english / "chapters").mkdir(parents=True)
     (chinese / "chapters").mkdir(parents=True)
-    monkeypatch.setattr(i18n, "EN", english)
-    monkeypatch.setattr(i18n, "ZH", chinese)
+    monkeypatch.setattr(pages, "EN", english)
+    monkeypatch.setattr(pages, "ZH", chinese)
     (english / "chapters" / "x.md").write_text(
         "# Masks\n\nA mask says which keys a query may use.\n\n"
         '```python exec="on" session="x"\nprint(1 + 1)  # two\n```\n',
@@ -74,7 +75,7 @@ def test_the_parity_check_finds_what_it_looks_for(tmp_path, monkeypatch):
 
     def problems(body: str) -> list[str]:
         (chinese / "chapters" / "x.md").write_text(body, "utf-8")
-        return i18n.parity_problems("chapters/x.md")
+        return page_check.parity_problems("chapters/x.md")
 
     code = '```python exec="on" session="x"\nprint(1 + 1)  # 二\n```\n'
     good = f"# 掩码 {{ #masks }}\n\n掩码说明一个查询可以使用哪些键。\n\n{code}"
@@ -89,21 +90,21 @@ def test_the_parity_check_finds_what_it_looks_for(tmp_path, monkeypatch):
 
 def test_the_check_page_differs_by_exactly_its_language_argument():
     """The one declared difference: the Chinese check page runs the checker in Chinese."""
-    english = [i18n.code_signature(f) for f in i18n.parts(i18n.english_path(CHECK_PAGE))[0]]
-    fences = i18n.parts(i18n.chinese_path(CHECK_PAGE))[0]
+    english = [page_check.code_signature(f) for f in pages.parts(pages.english_path(CHECK_PAGE))[0]]
+    fences = pages.parts(pages.chinese_path(CHECK_PAGE))[0]
     assert any("--lang" in f.code for f in fences), "the Chinese check page runs no --lang zh"
-    raw = [i18n.code_signature(f) for f in fences]  # as the other pages are compared
+    raw = [page_check.code_signature(f) for f in fences]  # as the other pages are compared
     assert raw != english
-    assert [i18n.code_signature(f, CHECK_PAGE) for f in fences] == english
+    assert [page_check.code_signature(f, CHECK_PAGE) for f in fences] == english
 
 
 def test_the_term_table_is_the_glossarys_and_prefers_the_seeds_words():
-    table = i18n.terms()
+    table = terms.terms()
     glossary = (ROOT / "docs" / "glossary.md").read_text("utf-8")
     entries = re.findall(r"^\*\*.+?\*\* \{ #([\w-]+) \}", glossary, re.M)
     assert list(table) == entries, "the term table's keys are not the glossary's entries"
     for ident, entry in table.items():
-        assert i18n.HAN.search(entry["definition"] or ""), f"{ident}: no Chinese definition"
+        assert pages.HAN.search(entry["definition"] or ""), f"{ident}: no Chinese definition"
         assert not set(entry.get("avoid") or []) & set(entry.get("aliases") or []), ident
     assert table["mask"]["zh"] == "掩码" and "掩蔽" in table["mask"]["aliases"]
     assert table["layernorm"]["zh"].startswith("层归一化")
@@ -111,49 +112,49 @@ def test_the_term_table_is_the_glossarys_and_prefers_the_seeds_words():
 
 
 def test_the_glossary_is_generated_from_the_term_table():
-    text = i18n.chinese_path("glossary.md").read_text("utf-8")
-    assert i18n.front_matter(text)[1] == i18n.glossary_markdown(), (
+    text = pages.chinese_path("glossary.md").read_text("utf-8")
+    assert pages.front_matter(text)[1] == terms.glossary_markdown(), (
         "docs-zh/glossary.md is not what the term table generates: "
-        "python -m site_tools.i18n glossary"
+        "python -m site_tools.edition glossary"
     )
 
 
 def test_the_style_check_leaves_code_alone_and_fixes_prose():
     page = '用softmax算,很好。\n\n```python exec="on"\nprint("中文abc,")\n```\n'
-    assert i18n.style_problems(page), "a missing space and a half-width comma were not found"
-    fixed = i18n.style_fix(page)
+    assert style.style_problems(page), "a missing space and a half-width comma were not found"
+    fixed = style.style_fix(page)
     assert fixed.startswith("用 softmax 算，很好。")
     assert 'print("中文abc,")' in fixed, "the style fix changed a string in code"
-    assert i18n.style_problems("编码器-解码器把输入读成记忆。") == []
+    assert style.style_problems("编码器-解码器把输入读成记忆。") == []
 
 
 @pytest.mark.parametrize("svg", sorted((ROOT / "diagrams").glob("*.svg")), ids=lambda p: p.stem)
 def test_the_chinese_diagram_is_the_same_drawing(svg):
     """diagrams/zh/NAME.svg is NAME.svg with the words of i18n/diagrams.zh.yml: every word
-    translated, nothing else changed (python -m site_tools.i18n diagrams)."""
+    translated, nothing else changed (python -m site_tools.edition diagrams)."""
     english = svg.read_text("utf-8")
     chinese = (svg.parent / "zh" / svg.name).read_text("utf-8")
-    words = i18n.diagram_table().get(svg.stem) or {}
-    assert chinese == i18n.translate_svg(english, words), "diagrams/zh is out of date"
+    words = diagrams.diagram_table().get(svg.stem) or {}
+    assert chinese == diagrams.translate_svg(english, words), "diagrams/zh is out of date"
 
     def drawing(text: str) -> str:
-        text = i18n.SVG_TEXT.sub(lambda m: m[1], text)
-        return i18n.SVG_LABEL.sub(lambda m: m["attr"], text)
+        text = diagrams.SVG_TEXT.sub(lambda m: m[1], text)
+        return diagrams.SVG_LABEL.sub(lambda m: m["attr"], text)
 
     assert drawing(chinese) == drawing(english)
-    assert any(i18n.HAN.search(w) for w in i18n.diagram_words(chinese)), "no Chinese word"
+    assert any(pages.HAN.search(w) for w in diagrams.diagram_words(chinese)), "no Chinese word"
 
 
 def test_a_stale_translation_says_so(monkeypatch):
     """A changed English page makes its Chinese page stale: listed, and bannered with a
     link to the English page; the banner is what the build puts above the page."""
     page = "chapters/masks.md"
-    assert i18n.translation_state(page) == "current"
-    assert i18n.banner(page, "chapters/masks/") == ""
-    monkeypatch.setattr(i18n, "source_hash", lambda page: "0" * 16)
-    assert i18n.translation_state(page) == "stale"
-    assert (page, "stale") in i18n.stale_pages()
-    banner = BeautifulSoup(i18n.banner(page, "chapters/masks/"), "html.parser")
+    assert pages.translation_state(page) == "current"
+    assert banners.banner(page, "chapters/masks/") == ""
+    monkeypatch.setattr(pages, "source_hash", lambda page: "0" * 16)
+    assert pages.translation_state(page) == "stale"
+    assert (page, "stale") in pages.stale_pages()
+    banner = BeautifulSoup(banners.banner(page, "chapters/masks/"), "html.parser")
     assert banner.select_one(".translation-stale") is not None
     assert banner.a["href"] == "../../../chapters/masks/"  # site/zh/chapters/masks -> site/…
 
@@ -197,7 +198,9 @@ def test_every_chinese_copy_text_is_the_english_one(built_site):
         for mine, other in zip(blocks, theirs, strict=True):
             code = other["code"]
             if page == CHECK_PAGE:
-                code = i18n.CHECK_LANG_ARGUMENT.sub(lambda m: ", " if m[1] and m[2] else "", code)
+                code = page_check.CHECK_LANG_ARGUMENT.sub(
+                    lambda m: ", " if m[1] and m[2] else "", code
+                )
             if mine["kind"] == "python":
                 assert code_shape(code) == code_shape(mine["code"]), (name, mine["index"])
             assert other["raises"] == mine["raises"], (name, mine["index"])
@@ -226,7 +229,7 @@ def test_the_chinese_page_shows_the_english_outputs_and_anchors(built_site, page
     if page != CHECK_PAGE:
         outputs = [o.get_text() for o in english.select(".exec-output")]
         assert [o.get_text() for o in chinese.select(".exec-output")] == outputs
-    state = i18n.translation_state(page)
+    state = pages.translation_state(page)
     banner = chinese.select_one(".translation-stale, .translation-pending")
     assert (banner is not None) == (state != "current"), f"{page}: {state}, banner {banner}"
 
@@ -301,7 +304,7 @@ def test_chinese_search_finds_chinese_pages(browser, site_url):
         )
         found[query] = (titles.count(), links)
         assert links and all("/zh/" in href for href in links), (query, links[:5])
-        assert any(i18n.HAN.search(t) for t in titles.all_inner_texts()), query
+        assert any(pages.HAN.search(t) for t in titles.all_inner_texts()), query
     context.close()
     assert problems == []
     print({q: n for q, (n, _) in found.items()})

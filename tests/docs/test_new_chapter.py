@@ -334,8 +334,8 @@ def test_a_new_chapter_from_the_templates_builds_and_passes_its_checks(tmp_path)
 
     # The Chinese edition: the placeholder passes the parity check, is listed as
     # pending, builds (trimmed) from the store without running a block, and says so.
-    run(f"{BIN}/python -m site_tools.i18n check chapters/{stem}.md", root, {}, tmp_path)
-    stale = run(f"{BIN}/python -m site_tools.i18n stale", root, {}, tmp_path)
+    run(f"{BIN}/python -m site_tools.edition check chapters/{stem}.md", root, {}, tmp_path)
+    stale = run(f"{BIN}/python -m site_tools.edition stale", root, {}, tmp_path)
     assert f"pending  docs-zh/chapters/{stem}.md" in stale, stale
     zh_config = trimmed_config(root, stem, "zh")
     log = run(

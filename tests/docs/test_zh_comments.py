@@ -14,12 +14,12 @@ backticks or quotes (code, and the toy sentences' words such as ``'sat'``), and 
 Latin words the term table itself uses in Chinese (``softmax``, ``logits``, ``Post-LN``,
 ``token``: its ``zh`` and ``aliases``). Shape comments (``# (B, H, L, S)``) and tool
 pragmas (``# noqa``, ``# fmt: skip``, ``# type: ...``) are left as they are. The rule is
-``site_tools.i18n.comment_is_english``.
+``site_tools.edition.comments.comment_is_english``.
 
 A listing (a ``--8<--`` region of ``attention_src``) is counted as the Chinese build shows
 and copies it: its copy text (the shown region, and the helpers and the rest of the class
 the copy adds), computed from the English region, with its comments written in Chinese
-from ``i18n/comments.zh.yml`` (``site_tools.i18n.translate_comments``); a comment is
+from ``i18n/comments.zh.yml`` (``site_tools.edition.comments.translate_comments``); a comment is
 placed at its module's file and line.
 """
 
@@ -34,10 +34,11 @@ from pathlib import Path
 
 import pytest
 
-from site_tools import i18n
+from site_tools.edition import comments, pages, style, terms
+from site_tools.edition.comments import CODE_BOX_COLUMNS, display_width
+from site_tools.edition.comments import comment_is_english as is_english
+from site_tools.edition.terms import term_phrases
 from site_tools.engine import program
-from site_tools.i18n import CODE_BOX_COLUMNS, display_width, term_phrases
-from site_tools.i18n import comment_is_english as is_english
 
 PYTHON = ("python", "py")
 SHELL = ("bash", "sh", "shell", "console")
@@ -88,7 +89,7 @@ def _shell_comments(code: str, first_line: int) -> list[Comment]:
 def _module_line(listing: str, english: str, sources: dict[str, list[str]]) -> int:
     """The line of the module that the copy's (English) line is (0: not found)."""
     if listing not in sources:
-        sources[listing] = (i18n.ROOT / listing).read_text("utf-8").splitlines()
+        sources[listing] = (pages.ROOT / listing).read_text("utf-8").splitlines()
     return next((n for n, s in enumerate(sources[listing], 1) if s == english), 0)
 
 
@@ -100,7 +101,7 @@ def listing_comments(text: str) -> list[Comment]:
         if block.kind != "listing":
             continue
         english = block.code.split("\n")
-        copy = i18n.translate_comments(block.code)
+        copy = comments.translate_comments(block.code)
         for comment in _block_comments(copy, 0, numbered=True):
             comment.line = _module_line(block.listing, english[comment.line - 1], sources)
             comment.listing = block.listing
@@ -117,9 +118,9 @@ def page_comments(path: Path) -> list[Comment]:
             if cell["cell_type"] == "code":
                 found += _block_comments("".join(cell["source"]), n + 1, numbered=False)
         return found
-    body = i18n.front_matter(text)[1]
+    body = pages.front_matter(text)[1]
     offset = text[: len(text) - len(body)].count("\n")
-    for fence in i18n.split(body)[0]:
+    for fence in pages.split(body)[0]:
         language = fence.info.split()[0] if fence.info else ""
         if language in PYTHON and "--8<--" not in fence.code:
             found += _block_comments(fence.code, offset + fence.line, numbered=True)
@@ -130,7 +131,7 @@ def page_comments(path: Path) -> list[Comment]:
 
 def comment_problems(path: Path, comments: list[Comment] | None = None) -> list[str]:
     phrases = term_phrases()
-    table = i18n.terms()
+    table = terms.terms()
     problems = []
     for c in page_comments(path) if comments is None else comments:
         where = f"{c.where()}: {c.text!r}"
@@ -146,19 +147,19 @@ def comment_problems(path: Path, comments: list[Comment] | None = None) -> list[
     return problems
 
 
-PAGES = i18n.chinese_pages()
+PAGES = pages.chinese_pages()
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_the_chinese_pages_comments_are_chinese(page):
     """0 English comments on the page; each comment's line fits the code box."""
-    assert comment_problems(i18n.chinese_path(page)) == []
+    assert comment_problems(pages.chinese_path(page)) == []
 
 
 def test_the_pages_comments_are_found():
     """The reader finds the comments (so 0 English is not 0 read): hundreds of them, in
     the pages' fences, their listings and the labs' cells."""
-    found = {page: page_comments(i18n.chinese_path(page)) for page in PAGES}
+    found = {page: page_comments(pages.chinese_path(page)) for page in PAGES}
     assert sum(len(c) for c in found.values()) > 1000
     listed = [c for comments in found.values() for c in comments if c.listing]
     assert len(listed) > 400, len(listed)
@@ -169,7 +170,7 @@ def test_the_pages_comments_are_found():
 def test_the_shell_fences_comments_are_found_and_checked(tmp_path):
     """The check page's shell fences are read (their comments are Chinese), and a shell
     comment in English fails, as a Python one does."""
-    check = i18n.chinese_path("chapters/check-your-attention.md")
+    check = pages.chinese_path("chapters/check-your-attention.md")
     shell = [c for c in page_comments(check) if not c.code_line.lstrip().startswith(">>>")]
     assert any(c.text == "# 检查一个 nn.Module" for c in shell), [c.text for c in shell]
     page = tmp_path / "x.md"
@@ -191,20 +192,20 @@ def test_the_generated_install_block_has_no_english_comment():
     code = markdown.split("```bash\n", 1)[1].split("\n```", 1)[0]
     assert code.splitlines() == notebooks.install_lines()
     comments = _shell_comments(code, 0)
-    home = i18n.chinese_path("index.md")
+    home = pages.chinese_path("index.md")
     assert comment_problems(home, comments) == [], [c.text for c in comments]
 
 
 def test_a_listing_comment_without_its_chinese_fails(monkeypatch):
     """One entry of the table removed: the page that shows the listing fails, naming the
     module's file and line; the table whole, it passes."""
-    page = i18n.chinese_path("chapters/multi-head-attention.md")
+    page = pages.chinese_path("chapters/multi-head-attention.md")
     key = "1) project, then cut each projection into H heads"
-    table = dict(i18n.comment_table())
+    table = dict(comments.comment_table())
     assert comment_problems(page) == []
     del table[key]
-    monkeypatch.setattr(i18n, "comment_table", lambda: table)
-    source = (i18n.ROOT / "attention_src" / "multi_head.py").read_text("utf-8").splitlines()
+    monkeypatch.setattr(comments, "comment_table", lambda: table)
+    source = (pages.ROOT / "attention_src" / "multi_head.py").read_text("utf-8").splitlines()
     line = next(n for n, s in enumerate(source, 1) if s.strip() == f"# {key}")
     assert comment_problems(page) == [f"attention_src/multi_head.py:{line}: '# {key}' is English"]
 
@@ -249,7 +250,8 @@ def test_a_page_with_an_english_comment_fails(tmp_path):
 def test_the_style_rule_joins_breaks_that_show_as_a_space():
     """A line break inside a paragraph shows as a space: between two Chinese characters,
     and beside full-width punctuation ("——", "（", "。" next to a digit, code or a link),
-    seen through emphasis and links. site_tools/i18n.py flags these and --fix joins them."""
+    seen through emphasis and links. site_tools/edition/style.py flags these and --fix joins
+    them."""
     flagged = [
         "泄漏测试——\n改动未来。\n",
         "标准差都是 1\n（层归一化从 1 开始）。\n",
@@ -258,8 +260,8 @@ def test_the_style_rule_joins_breaks_that_show_as_a_space():
         "恒等映射。\nPre-LN 的残差流从不归一化。\n",
     ]
     for text in flagged:
-        assert i18n.style_problems(text), text
-        assert "\n" not in i18n.style_fix(text).rstrip("\n"), text
+        assert style.style_problems(text), text
+        assert "\n" not in style.style_fix(text).rstrip("\n"), text
     kept = [
         "标准差都是\n1，不管输入是什么。\n",  # a Chinese character beside a digit: a space
         "用的是\n`causal_mask`。\n",  # beside code
@@ -267,4 +269,4 @@ def test_the_style_rule_joins_breaks_that_show_as_a_space():
         "- 第一项\n- 第二项\n",  # a list
     ]
     for text in kept:
-        assert not [p for p in i18n.style_problems(text) if "breaks" in p], text
+        assert not [p for p in style.style_problems(text) if "breaks" in p], text
