@@ -31,7 +31,7 @@ log = logging.getLogger("mkdocs.plugins.attention")
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def edition(config) -> str:
+def language(config) -> str:
     """``en`` or ``zh``: which edition this configuration builds (mkdocs.zh.yml: zh)."""
     return "zh" if str(config["theme"]["language"]).startswith("zh") else "en"
 
@@ -96,16 +96,16 @@ class AttentionPlugin(BasePlugin):
             if name.split(".")[0] == "attention_src" or name == "site_tools.outputs.figures":
                 del sys.modules[name]
         jupyter = config.plugins.get("mkdocs-jupyter")
-        labs.key_cache_on_code(jupyter, edition(config), keep_cached=self.serving)
+        labs.key_cache_on_code(jupyter, language(config), keep_cached=self.serving)
         live_models.minilm_export()  # before the pages: on_post_page writes its size
         self.shared_live = (
-            edition(config) == "zh"
+            language(config) == "zh"
             and not self.serving
             and live_models.english_copy(config["site_dir"]) is not None
         )
 
     def on_files(self, files, *, config):
-        if edition(config) == "zh":
+        if language(config) == "zh":
             _share_english_files(files, config)
         files = self.rebuilds.plan(files, config["site_dir"], self.serving)
         if self.serving:
@@ -141,7 +141,7 @@ class AttentionPlugin(BasePlugin):
         defer = self._defer if self.serving else None
         opened = store.open_page(markdown, page.file.src_uri, defer=defer)
         self.programs[page.file.src_uri] = opened
-        if edition(config) == "zh":
+        if language(config) == "zh":
             # A translation older than its English page, or a placeholder, says so.
             return edition.banner(page.file.src_uri, page.url) + markdown
         return markdown
@@ -159,7 +159,7 @@ class AttentionPlugin(BasePlugin):
         # see: make their ids valid anchors, for links like [figure #](#fig-…).
         if getattr(page, "present_anchor_ids", None) is not None:
             page.present_anchor_ids |= numbering.figure_ids(html)
-        lang = edition(config)
+        lang = language(config)
         html = numbering.number_page(html, page.url, self.numbers, lang)
         numbering.retitle_toc(html, page.toc)
         # Listings included from attention_src copy with the imports they need; in the
@@ -188,7 +188,7 @@ class AttentionPlugin(BasePlugin):
             copytext.write_page_copies(config["site_dir"], page.url, output)
         elif not opened.pending:  # (pending: outputs still being computed under serve)
             written = program.write_copies(config["site_dir"], page.url, opened)
-            if written is not None and edition(config) == "zh":
+            if written is not None and language(config) == "zh":
                 edition.chinese_copies(written)  # the listings' comments, as the page shows
         return live_models.fill_sizes(labs.without_empty_scripts(output), self.shared_live)
 
@@ -232,7 +232,7 @@ class AttentionPlugin(BasePlugin):
         cache serve both editions."""
         if not self.started or self.serving:
             return False
-        return bool(os.environ.get("ATTENTION_BUILD_STARTED")) and edition(config) == "zh"
+        return bool(os.environ.get("ATTENTION_BUILD_STARTED")) and language(config) == "zh"
 
     def prune_since(self) -> float:
         return float(os.environ.get("ATTENTION_BUILD_STARTED") or self.started)
