@@ -113,9 +113,7 @@ def nav_numbers(config) -> dict[str, tuple[str, str]]:
     return numbering.nav_numbers(get_navigation(get_files(config), config))
 
 
-def finish_foreign_page(
-    html: str, url: str, lang: str, numbers: dict, figures: FigureFiles
-) -> str:
+def finish_foreign_page(html: str, url: str, lang: str, numbers: dict, figures: FigureFiles) -> str:
     """What the MkDocs plugin does to a page's content as it renders it, done on the
     finished page of another engine: numbers, the listings' copy texts (in Chinese in
     the Chinese edition), the pictures as files."""
