@@ -34,6 +34,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urljoin
 
+from site_tools.engine.markup import Source, parse
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "attention_src"
 DOWNLOADS = "downloads"  # under the built site: the wheel and models.txt
@@ -55,13 +57,12 @@ INTRO = {
         "（在终端里运行，或在单元格里把 `pip` 换成 `%pip`；后半部分是第三部分各章要用的）："
     ),
 }
-_LANG = re.compile(r'<html\b[^>]*\blang="([a-z]+)', re.I)
 
 
-def page_language(page_html: str) -> str:
+def page_language(page) -> str:
     """The edition a built page belongs to: ``en`` or ``zh`` (its ``<html lang>``)."""
-    found = _LANG.search(page_html)
-    return "zh" if found and found[1].lower().startswith("zh") else "en"
+    root = page.find("html")
+    return "zh" if root is not None and root.get("lang", "").lower().startswith("zh") else "en"
 
 
 # Material's light colours, for the diagrams' classes outside the site (a notebook
@@ -231,17 +232,20 @@ def _svg_with_light_style(svg: str) -> str:
     css = re.sub(r"\[data-md-color-scheme=\"slate\"\][^{]*\{[^}]*\}", "", css)
     css = re.sub(r"var\((--[\w-]+)\)", lambda m: _LIGHT.get(m[1], "currentColor"), css)
     css = css.replace(".diagram .", ".")  # the rules, for an SVG standing alone
-    style = f"<style>{html.escape(css, quote=False)}</style>"
-    svg = re.sub(r"(<svg\b[^>]*>)", lambda m: m[1] + style, svg, count=1)
-    box = re.search(r'viewBox="[\d.\s-]*?([\d.]+)\s+([\d.]+)"', svg)
-    if box and not re.search(r"<svg\b[^>]*\bwidth=", svg):  # an image needs its own size
-        svg = svg.replace("<svg", f'<svg width="{box[1]}" height="{box[2]}"', 1)
-    if "xmlns=" not in svg[:300]:
-        svg = svg.replace("<svg", '<svg xmlns="http://www.w3.org/2000/svg"', 1)
-    return svg
+    source = Source(svg)
+    root = source.soup.find("svg")
+    at = source.start(root) + len("<svg")
+    added = "" if "xmlns" in root.attrs else ' xmlns="http://www.w3.org/2000/svg"'
+    # an image needs its own size: the viewBox's, when the SVG gives none
+    box = re.fullmatch(r"[\d.\s-]*?([\d.]+)\s+([\d.]+)", root.get("viewbox", ""))
+    if box and "width" not in root.attrs:
+        added += f' width="{box[1]}" height="{box[2]}"'
+    source.insert(at, added)
+    source.insert(source.inner_start(root), f"<style>{html.escape(css, quote=False)}</style>")
+    return source.edited()
 
 
-def _figure_svg(figure, page_html: str) -> str | None:
+def _figure_svg(figure, page: Source) -> str | None:
     """The SVG text of a built figure (a data-URI image) or an inline one. An inline
     SVG is cut from the page's own text: an HTML parser lowercases SVG's attribute
     names (``viewBox``), which an image standing alone needs as written."""
@@ -249,22 +253,19 @@ def _figure_svg(figure, page_html: str) -> str | None:
         ref = node.get("src") or node.get("href") or ""
         if ref.startswith("data:image/svg+xml;base64,"):
             return base64.b64decode(ref.split(",", 1)[1]).decode("utf-8")
-    from site_tools.outputs.figures import figure_span
-
-    span = figure_span(page_html, figure["id"]) if figure.get("id") else None
-    inline = re.search(r"<svg\b.*</svg>", page_html[span[0] : span[1]], re.S) if span else None
-    return inline[0] if inline else None
+    inline = figure.find("svg") if figure.get("id") else None
+    return page.text[page.start(inline) : page.end(inline)] if inline is not None else None
 
 
 class _Builder:
-    def __init__(self, copies, page_url: str, site_url: str, page_html: str = ""):
+    def __init__(self, copies, page_url: str, site_url: str, page: Source):
         import nbformat
 
         self.nbf = nbformat.v4
         self.copies = list(copies)
         self.next_copy = 0
         self.base = urljoin(site_url or "/", page_url)
-        self.page_html = page_html
+        self.page = page
         self.cells: list = []
         self.markdown: list[str] = []
         self.attachments: dict = {}
@@ -291,7 +292,7 @@ class _Builder:
         source = block.code
         metadata = {}
         if block.raises:
-            note = RAISES_NOTE[page_language(self.page_html)]
+            note = RAISES_NOTE[page_language(self.page.soup)]
             source = note.format(name=block.raises) + "\n" + source
             metadata["tags"] = ["raises-exception"]
         cell = self.nbf.new_code_cell(source, metadata=metadata)
@@ -317,7 +318,7 @@ class _Builder:
             cell.outputs.append(self.nbf.new_output("stream", name="stdout", text=text))
 
     def figure(self, figure, caption: str) -> None:
-        svg = _figure_svg(figure, self.page_html)
+        svg = _figure_svg(figure, self.page)
         diagram = "diagram" in (figure.get("class") or [])
         cell = self._last_code()
         if svg is not None and not diagram and cell is not None and not self.markdown:
@@ -417,26 +418,27 @@ def _prose(builder: _Builder, node) -> str:
 def page_notebook(page_html: str, *, page_url: str, site_url: str, title: str = ""):
     """The notebook of a built chapter page (see the module's docstring)."""
     import nbformat
-    from bs4 import BeautifulSoup
 
-    from site_tools.engine.copytext import page_copies
+    from site_tools.engine.copytext import copies_in
 
-    copies = [b for b in page_copies(page_html) if b.kind == "python"]
-    article = BeautifulSoup(page_html, "html.parser").find("article")
+    page = Source(page_html, soup=parse(page_html))  # a parse of its own: this changes it
+    copies = [b for b in copies_in(page.soup) if b.kind == "python"]
+    language = page_language(page.soup)
+    article = page.soup.find("article")
     if article is None:
         raise ValueError(f"{page_url}: no <article> in the page")
     # Links lead into the page's own edition; the install lines to the one package.
-    edition_url = urljoin(site_url or "/", "zh/") if page_language(page_html) == "zh" else site_url
-    builder = _Builder(copies, page_url, edition_url, page_html)
+    edition_url = urljoin(site_url or "/", "zh/") if language == "zh" else site_url
+    builder = _Builder(copies, page_url, edition_url, page)
     heading = article.find("h1")
     if heading is not None:
         heading.extract()
     for button in article.select("a.md-content__button"):  # download, edit: the site's
         button.extract()
     nodes = [n for n in article.children if getattr(n, "name", None)]
-    page = urljoin(edition_url or "/", page_url)
+    page_link = urljoin(edition_url or "/", page_url)
     name = heading.get_text().strip(" ¶") if heading is not None else title
-    intro = INTRO[page_language(page_html)].format(name=name, page=page)
+    intro = INTRO[language].format(name=name, page=page_link)
     builder.prose(
         f"# {name}\n\n{intro}\n\n```bash\n" + "\n".join(install_lines(site_url)) + "\n```"
     )
