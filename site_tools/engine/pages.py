@@ -8,7 +8,7 @@ pages with Python-Markdown runs it: MkDocs, ProperDocs, Zensical).
   which runs the page's program in a fresh interpreter of its own.)
 - After the page is HTML (a postprocessor that runs last), the figures'
   captions and alt texts, written as paragraphs after the blocks that draw
-  them, are moved into the figures (:func:`site_tools.outputs.figures.attach_text`). A
+  them, are moved into the figures (:func:`site_tools.engine.captions.attach_text`). A
   problem there is logged as a warning, which fails ``mkdocs build --strict``.
 
 """
@@ -21,8 +21,7 @@ from markdown import Extension
 from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
-from site_tools.engine import fences
-from site_tools.outputs import figures
+from site_tools.engine import captions, fences
 
 log = logging.getLogger("mkdocs.extensions.site_tools.engine.pages")
 
@@ -37,7 +36,7 @@ class _PageStart(Preprocessor):
 
 class _Figures(Postprocessor):
     def run(self, text: str) -> str:
-        text, problems = figures.attach_text(text)
+        text, problems = captions.attach_text(text)
         for problem in problems:
             log.warning("%s", problem)
         return text
