@@ -73,11 +73,11 @@ def chapter_notebooks(
 def downloads(reuse_any: bool = False) -> list[tuple[str, Path]]:
     """``(site path, source file)`` of what ``downloads/`` serves: the wheel (a rebuild
     under serve reuses the last wheel built) and ``models.txt``."""
-    from site_tools.outputs import notebooks
+    from site_tools.outputs import wheel as wheels
 
-    wheel = notebooks.build_wheel(WHEEL_CACHE, reuse_any=reuse_any)
+    wheel = wheels.build_wheel(WHEEL_CACHE, reuse_any=reuse_any)
     return [
-        (f"{notebooks.DOWNLOADS}/{name}", source)
+        (f"{wheels.DOWNLOADS}/{name}", source)
         for name, source in ((wheel.name, wheel), ("models.txt", ROOT / "models.txt"))
     ]
 

@@ -30,10 +30,13 @@ import json
 import re
 import sys
 from dataclasses import asdict, dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 
+from bs4 import BeautifulSoup, Tag
+from bs4.filter import ElementFilter
+
 from attention_src.machinery.source import ModuleSource, free_names, module_file, read_module
+from site_tools.engine.markup import Source, classes, parse
 
 PACKAGE = "attention_src"
 COPY_DIR = "_copies"  # under the built site: one JSON file per page
@@ -207,11 +210,6 @@ def listing_copy(code: str, module: str) -> ListingCopy:
 
 # --- reading the built HTML ----------------------------------------------------
 
-VOID = {
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
-    "param", "source", "track", "wbr", "path", "rect", "circle", "line", "use",
-}  # fmt: skip
-
 
 @dataclass
 class CopyBlock:
@@ -229,110 +227,67 @@ class CopyBlock:
         return f"{page}, block {self.index}" + (f" ({self.listing})" if self.listing else "")
 
 
-class _Element:
-    __slots__ = ("attrs", "parts", "tag")
-
-    def __init__(self, tag: str, attrs: dict[str, str]):
-        self.tag, self.attrs, self.parts = tag, attrs, []
+PYTHON_BOX = {"language-python", "highlight"}  # the classes of a Python block's box
 
 
-class _CopyParser(HTMLParser):
-    """Collects the copy texts of a page's Python blocks and notebook cells."""
+def _python_block(code: Tag) -> Tag | None:
+    """The ``div.language-python.highlight`` around a ``<code>``, if it is a page's
+    code block (not a mkdocstrings signature or source box)."""
+    found = None
+    for element in (code, *code.parents):
+        names = classes(element)
+        if "doc-object" in names or "doc-signature" in names:
+            return None
+        if found is None and element.name == "div" and PYTHON_BOX <= set(names):
+            found = element
+    return found
 
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack: list[_Element] = []
-        self.blocks: list[CopyBlock] = []
-        self.texts: dict[str, str] = {}  # id -> textContent, for clipboard-copy targets
-        self.cells: list[str] = []  # clipboard-copy `for` ids, in order
-        self.capturing: list[_Element] = []
 
-    def handle_starttag(self, tag, attrs):
-        element = _Element(tag, {k: v or "" for k, v in attrs})
-        if tag == "clipboard-copy" and element.attrs.get("for"):
-            self.cells.append(element.attrs["for"])
-        if tag in VOID:
-            return
-        self.stack.append(element)
-        classes = element.attrs.get("class", "").split()
-        if tag == "code" and self._python_block() is not None:
-            self.capturing.append(element)
-        elif tag == "span" and "filename" in classes and self._python_block() is not None:
-            self.capturing.append(element)
-        elif "clipboard-copy-txt" in classes and element.attrs.get("id"):
-            self.capturing.append(element)
+def _nearest(code: Tag, attribute: str) -> str | None:
+    """The attribute's value on the ``<code>`` or its nearest ancestor that has it."""
+    for element in (code, *code.parents):
+        if isinstance(element, Tag) and attribute in element.attrs:
+            return element[attribute]
+    return None
 
-    def handle_endtag(self, tag):
-        if tag in VOID:
-            return
-        while self.stack:
-            element = self.stack.pop()
-            if element in self.capturing:
-                self.capturing.remove(element)
-                self._finish(element)
-            if element.tag == tag:
-                break
 
-    def handle_data(self, data):
-        for element in self.capturing:
-            element.parts.append(data)
-
-    def _python_block(self) -> _Element | None:
-        """The ``div.language-python.highlight`` around the current point, if it
-        is a page's code block (not a mkdocstrings signature or source box)."""
-        found = None
-        for element in self.stack:
-            classes = element.attrs.get("class", "").split()
-            if "doc-object" in classes or "doc-signature" in classes:
-                return None
-            if element.tag == "div" and {"language-python", "highlight"} <= set(classes):
-                found = element
-        return found
-
-    def _finish(self, element: _Element) -> None:
-        text = "".join(element.parts)
-        block = self._python_block()
-        if element.tag == "span":  # a title bar: "attention_src/x.py" marks a listing
-            found = LISTING_TITLE.match(text.strip())
-            block.attrs["data-title"] = found[0] if found else ""
-            return
-        if element.tag != "code":
-            self.texts[element.attrs["id"]] = text
-            return
-        copy = None
-        skip = None
-        for ancestor in reversed([*self.stack, element]):
-            if copy is None and "data-copy" in ancestor.attrs:
-                copy = ancestor.attrs["data-copy"]
-            if skip is None and "data-skip-reason" in ancestor.attrs:
-                skip = ancestor.attrs["data-skip-reason"]
-        shown = text.rstrip()
-        self.blocks.append(
+def copies_in(soup: BeautifulSoup) -> list[CopyBlock]:
+    """:func:`page_copies` of a page already parsed (which this leaves as it is)."""
+    blocks: list[CopyBlock] = []
+    for code in soup.find_all("code"):
+        block = _python_block(code)
+        if block is None:
+            continue
+        title = block.find("span", class_="filename")
+        found = LISTING_TITLE.match(title.get_text().strip()) if title is not None else None
+        text = code.get_text()
+        copy = _nearest(code, "data-copy")
+        blocks.append(
             CopyBlock(
                 index=0,
                 kind="python",
                 code=(copy if copy is not None else text).rstrip(),
-                shown=shown,
-                raises=block.attrs.get("data-raises") or None,
-                skip=skip,
-                listing=block.attrs.get("data-title") or None,
+                shown=text.rstrip(),
+                raises=block.get("data-raises") or None,
+                skip=_nearest(code, "data-skip-reason"),
+                listing=found[0] if found else None,
             )
         )
-
-
-def page_copies(page_html: str) -> list[CopyBlock]:
-    """Every Python block and notebook code cell of a built page, as copied."""
-    parser = _CopyParser()
-    parser.feed(page_html)
-    parser.close()
-    blocks = list(parser.blocks)
-    for cell in parser.cells:
-        if cell in parser.texts:
-            text = parser.texts[cell]
+    # mkdocs-jupyter's buttons copy the textContent of the element they name
+    cells = soup.find_all(class_="clipboard-copy-txt")
+    texts = {t["id"]: t.get_text() for t in cells if t.get("id")}
+    for button in soup.find_all("clipboard-copy"):
+        if button.get("for") in texts:
+            text = texts[button["for"]]
             blocks.append(CopyBlock(0, "notebook", text, text))
     for number, block in enumerate(blocks, start=1):
         block.index = number
     return blocks
+
+
+def page_copies(page_html: str) -> list[CopyBlock]:
+    """Every Python block and notebook code cell of a built page, as copied."""
+    return copies_in(parse(page_html))
 
 
 def write_page_copies(site_dir: str | Path, url: str, page_html: str) -> Path | None:
@@ -360,35 +315,56 @@ def copy_is_function(name: str, module: str) -> bool:
     return _read(module).definitions[name].kind == "function"
 
 
-_LISTING = re.compile(
-    r'<div class="language-python highlight">'
-    r'<span class="filename">(?P<title>[^<]*)</span>'
-    r"(?P<body>.*?</code></pre></div>)",
-    re.DOTALL,
-)
-_TAG = re.compile(r"<[^>]+>")
-
-
 COPY_NOTE = {
     "en": ("copy adds {adds}", "its imports", "the helper", "the helpers", "the rest of the class"),
     "zh": ("复制时加上{adds}", "所需的导入", "辅助函数 ", "辅助函数 ", "类的其余部分"),
 }
 
 
+class _Listings(ElementFilter):
+    """Builds only what marks a listing: a title (``span.filename``) and the ``<pre>``
+    right after it. A page's code boxes are most of its elements, and a box's start
+    tag does not say whether a title follows."""
+
+    def __init__(self):
+        super().__init__()
+        self.after_title = False
+
+    def allow_tag_creation(self, nsprefix, name, attrs) -> bool:
+        title = name == "span" and (attrs or {}).get("class") == "filename"
+        keep = title or (name == "pre" and self.after_title)
+        self.after_title = title
+        return keep
+
+    def allow_string_creation(self, string) -> bool:
+        return False
+
+
 def add_listing_copies(page_html: str, lang: str = "en") -> str:
     """Give every listing titled ``attention_src/....py`` a ``data-copy`` with its imports
     (``lang``: the edition, whose words the title's note uses)."""
+    if "attention_src/" not in page_html:  # no listing's title names a file
+        return page_html
     note_words, imports, helper, helpers, rest = COPY_NOTE[lang]
     comma = "、" if lang == "zh" else ", "
-
-    def replace(match: re.Match) -> str:
-        title = html.unescape(match["title"]).strip()
-        if not LISTING_TITLE.fullmatch(title):
-            return match[0]
-        body = match["body"]
-        code = html.unescape(_TAG.sub("", body[: body.rindex("</code>")]))
-        module = title[:-3].replace("/", ".")
-        copy = listing_copy(code, module)
+    page = Source(page_html, _Listings())
+    for title in page.soup.find_all("span", recursive=False):
+        name, code = title.get_text().strip(), title.next_sibling
+        if title.find(True) is not None or not LISTING_TITLE.fullmatch(name):
+            continue
+        # The listing's box: the start tag right before its title, and its code right after.
+        box_start = page.text.rfind("<", 0, page.start(title))
+        box = parse(page.text[box_start : page.start(title)]).find(True)
+        if (
+            box is None
+            or box.contents
+            or (box.name, box.attrs) != ("div", {"class": ["language-python", "highlight"]})
+            or code is None
+            or page.start(code) != page.end(title)
+        ):
+            continue
+        module = name[:-3].replace("/", ".")
+        copy = listing_copy(code.get_text(), module)
         adds = imports
         if copy.helpers:
             names = ", ".join(f"{n}()" if copy_is_function(n, module) else n for n in copy.helpers)
@@ -397,12 +373,13 @@ def add_listing_copies(page_html: str, lang: str = "en") -> str:
             )
         if copy.methods:
             adds += f"{comma}{rest} (" + ", ".join(copy.methods) + ")"
-        note = f'<span class="copy-note">{html.escape(note_words.format(adds=adds))}</span>'
-        return (
+        page.replace(
+            box_start,
+            page.start(title),
             f'<div class="language-python highlight listing" '
-            f'data-listing="{html.escape(title)}" '
-            f'data-copy="{html.escape(copy.text, quote=True)}">'
-            f'<span class="filename">{match["title"]}{note}</span>{body}'
+            f'data-listing="{html.escape(name)}" '
+            f'data-copy="{html.escape(copy.text, quote=True)}">',
         )
-
-    return _LISTING.sub(replace, page_html)
+        note = html.escape(note_words.format(adds=adds))
+        page.insert(page.inner_end(title), f'<span class="copy-note">{note}</span>')
+    return page.edited()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import imagesize
 
-from site_tools.engine.markup import opening_tags
+from site_tools.engine.markup import Source
 
 FIGURE_DIR = "assets/figures"
 SUFFIX = {"svg+xml": "svg", "png": "png", "gif": "gif"}
@@ -75,11 +75,11 @@ class FigureFiles:
         if "data:image/" not in html:
             return html
         prefix = "../" * page_url.count("/")
-        out, last = [], 0
-        for start, end, img in opening_tags(html, "img"):
-            attrs = img.attrs
+        page = Source(html, "img")
+        for img in page.soup.find_all("img"):
+            source = _DATA.fullmatch(str(img.get("src", "")))
+            start, end = page.start(img), page.inner_start(img)
             tag = html[start:end]
-            source = _DATA.fullmatch(str(attrs.get("src", "")))
             at = tag.find(' src="data:image/')
             if source is None or at < 0:
                 continue
@@ -92,14 +92,13 @@ class FigureFiles:
             if self.files.setdefault(name, data) != data:  # 64 bits of sha256 collided
                 raise ValueError(f"{page_url}: two different pictures are both named {name}")
             added = f' src="{prefix}{name}"'
-            if "width" not in attrs and "height" not in attrs:
+            if "width" not in img.attrs and "height" not in img.attrs:
                 added += f' width="{size[0]}" height="{size[1]}"'
-            if "loading" not in attrs:
+            if "loading" not in img.attrs:
                 added += ' loading="lazy" decoding="async"'
             closing = tag.index('"', at + len(' src="')) + 1
-            out += [html[last:start], tag[:at], added, tag[closing:]]
-            last = end
-        return "".join(out) + html[last:]
+            page.replace(start + at, start + closing, added)
+        return page.edited()
 
     def write(self, site_dir) -> int:
         """This build's pictures under the edition's ``assets/figures/``; a file already
@@ -122,10 +121,9 @@ class FigureFiles:
         ``assets/figures/``: for a copy of the page that stands alone (its notebook)."""
         if FIGURE_DIR not in html:
             return html
-        out, last = [], 0
-        for start, end, img in opening_tags(html, "img"):
-            attrs = img.attrs
-            found = _FILE.fullmatch(str(attrs.get("src", "")))
+        page = Source(html, "img")
+        for img in page.soup.find_all("img"):
+            found = _FILE.fullmatch(str(img.get("src", "")))
             if found is None:
                 continue
             name = found["name"]
@@ -134,8 +132,7 @@ class FigureFiles:
                 data = (Path(site_dir) / FIGURE_DIR / name).read_bytes()
             uri = f"data:{MIME[name.rsplit('.', 1)[1]]};base64,"
             uri += base64.b64encode(data).decode("ascii")
-            tag = html[start:end]
-            at = tag.index(found[0])
-            out += [html[last:start], tag[:at], uri, tag[at + len(found[0]) :]]
-            last = end
-        return "".join(out) + html[last:]
+            start = page.start(img)
+            at = html.index(found[0], start, page.inner_start(img))
+            page.replace(at, at + len(found[0]), uri)
+        return page.edited()

@@ -11,28 +11,28 @@ numbers from the order of figures on a page, and prose never types either.
   page. A reference that points at nothing numbered is an error.
 
 Figures on other pages are resolved after the build (``resolve_site``),
-because a page's figures are only known once its code has run.
+because a page's figures are only known once its code has run. Pages are read
+with BeautifulSoup and edited in their own text (:mod:`site_tools.engine.markup`):
+a numbered page differs from the page it was given only where a number went in.
 """
 
 from __future__ import annotations
 
-import html as html_lib
 import logging
 import posixpath
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from site_tools.engine.markup import Source
+
 log = logging.getLogger("mkdocs.plugins.numbering")
 
 NAV_NUMBER = re.compile(r"^\s*(\d+)\.\s+(.+)$")
-FIGURE = re.compile(r"<figure\b([^>]*)>(.*?)</figure>", re.S)
-FIGCAPTION = re.compile(r"<figcaption\b([^>]*)>", re.S)
-ID_ATTR = re.compile(r'\bid="([^"]+)"')
-# <a href="…" …>text with a lone #</a>; the text may hold inline tags
-REF = re.compile(r'<a\b([^>]*?)\bhref="([^"]*)"([^>]*)>((?:(?!</a>).)*?)</a>', re.S)
+# A lone "#" in a link's text, as the page's source writes it (not "C#", "##", "&#35;")
 LONE_HASH = re.compile(r"(?<![\w#&])#(?![\w#])")
 PENDING = "data-pending-ref"
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
 def nav_numbers(nav) -> dict[str, tuple[str, str]]:
@@ -70,86 +70,88 @@ def number_page(
     (``lang``: the edition, whose word the captions' numbers carry)."""
     word = FIGURE_WORD[lang]
     chapter = numbers.get(page_url, (None, None))[0]
+    page = Source(html, "figure", "a")
     figures: dict[str, str] = {}
     count = 0
-
-    def figure(match: re.Match) -> str:
-        nonlocal count
-        attrs, body = match.group(1), match.group(2)
-        if "figure-number" in body:  # numbered already (a rebuilt page)
-            return match.group(0)
+    for figure in page.soup.find_all("figure"):
+        if figure.find(class_="figure-number"):  # numbered already (a rebuilt page)
+            continue
         count += 1
         number = f"{chapter}.{count}" if chapter else str(count)
-        ident = ID_ATTR.search(attrs)
+        ident = figure.get("id")
         if ident:
-            figures[ident.group(1)] = number
-        if not FIGCAPTION.search(body):
+            figures[ident] = number
+        caption = figure.find("figcaption")
+        if caption is None:
             log.warning(
-                "%s: figure %s (%s) has no caption",
-                page_url or "home",
-                number,
-                ident.group(1) if ident else "no id",
+                "%s: figure %s (%s) has no caption", page_url or "home", number, ident or "no id"
             )
-        body = FIGCAPTION.sub(
-            lambda m: (
-                f'<figcaption{m.group(1)}><span class="figure-number">'
-                f"{word.format(number=number)}</span> — "
-            ),
-            body,
-            count=1,
-        )
-        return f'<figure{attrs} data-number="{number}">{body}</figure>'
-
-    html = FIGURE.sub(figure, html)
-
-    def ref(match: re.Match) -> str:
-        before, href, after, text = match.groups()
-        if not LONE_HASH.search(_plain(text)):
-            return match.group(0)
-        target = _target(page_url, html_lib.unescape(href))
+        else:
+            words = f'<span class="figure-number">{word.format(number=number)}</span> — '
+            page.insert(page.inner_start(caption), words)
+        page.insert(page.inner_start(figure) - 1, f' data-number="{number}"')
+    for link in page.soup.find_all("a", href=True):
+        lone = _lone_hash(page, link)
+        if lone is None:
+            continue
+        href = link["href"]
+        target = _target(page_url, href)
         if target is None:
             log.warning("%s: a numbered reference to an external link %s", page_url, href)
-            return match.group(0)
+            continue
         url, fragment = target
         if fragment.startswith("fig-"):
-            if url == page_url:
-                if fragment not in figures:
-                    log.warning("%s: reference to a missing figure #%s", page_url, fragment)
-                    return match.group(0)
-                return _fill(match, figures[fragment])
-            # another page's figure: known after the build (resolve_site)
-            return f'<a{before}href="{href}"{after} {PENDING}="{url}#{fragment}">{text}</a>'
-        if url not in numbers:
+            if url != page_url:  # another page's figure: known after the build (resolve_site)
+                page.insert(page.inner_start(link) - 1, f' {PENDING}="{url}#{fragment}"')
+            elif fragment not in figures:
+                log.warning("%s: reference to a missing figure #%s", page_url, fragment)
+            else:
+                page.replace(*lone, figures[fragment])
+        elif url not in numbers:
             log.warning("%s: numbered reference to an unnumbered page %s", page_url, href)
-            return match.group(0)
-        return _fill(match, numbers[url][0])
+        else:
+            page.replace(*lone, numbers[url][0])
+    return page.edited()
 
-    return REF.sub(ref, html)
+
+def _lone_hash(page: Source, link) -> tuple[int, int] | None:
+    """Where the first lone ``#`` of the link's text stands in the page (None if none)."""
+    if "#" not in link.get_text():
+        return None
+    for string in link.strings:
+        if "#" in string:
+            start, end = page.string_span(string)
+            found = LONE_HASH.search(page.text[start:end])
+            if found:
+                return start + found.start(), start + found.end()
+    return None
 
 
 def figure_ids(html: str) -> set[str]:
     """The ids of the page's figures."""
-    return set(re.findall(r'<figure\b[^>]*\bid="([^"]+)"', html))
-
-
-def _plain(text: str) -> str:
-    return re.sub(r"<[^>]+>", "", text)
-
-
-def _fill(match: re.Match, number: str) -> str:
-    before, href, after, text = match.groups()
-    text = LONE_HASH.sub(number, text, count=1)
-    return f'<a{before}href="{href}"{after}>{text}</a>'
+    found = Source(html, "figure", "a").soup.find_all("figure", id=True)  # number_page's parse
+    return {figure["id"] for figure in found if figure["id"]}
 
 
 def retitle_toc(html: str, toc) -> None:
     """Table-of-contents titles read the same as the headings after numbering."""
-    for item in _walk(toc):
-        heading = rf'<h[1-6][^>]*\bid="{re.escape(item.id)}"[^>]*>(.*?)</h[1-6]>'
-        match = re.search(heading, html, re.S)
-        if match and "#" in item.title:
-            text = re.sub(r'<a class="headerlink".*?</a>', "", match.group(1), flags=re.S)
-            item.title = html_lib.unescape(_plain(text)).strip()
+    items = [item for item in _walk(toc) if "#" in item.title]
+    if not items:
+        return
+    soup = Source(html, *HEADINGS).soup
+    for item in items:
+        heading = soup.find(HEADINGS, id=item.id)
+        if heading is not None:
+            words = (w for w in heading.strings if not _in_headerlink(w, heading))
+            item.title = "".join(words).strip()
+
+
+def _in_headerlink(string, heading) -> bool:
+    return any(
+        parent.name == "a" and "headerlink" in (parent.get("class") or [])
+        for parent in string.parents
+        if parent is not heading
+    )
 
 
 def _walk(items):
@@ -158,35 +160,36 @@ def _walk(items):
         yield from _walk(item.children)
 
 
-FIGURE_NUMBER = re.compile(r'<figure\b[^>]*\bid="(fig-[^"]+)"[^>]*\bdata-number="([^"]+)"')
-
-
 def resolve_site(site_dir: str | Path, numbers: dict[str, tuple[str, str]]) -> None:
     """Fill in the references to figures on other pages, reading the built pages."""
     site = Path(site_dir)
-    pages: dict[str, str] = {}
+    paths: dict[str, Path] = {}
     for path in site.rglob("*.html"):
         url = path.relative_to(site).as_posix()
-        url = url[: -len("index.html")] if url.endswith("index.html") else url
-        pages[url] = path.read_text("utf-8")
-    figures = {
-        f"{url}#{ident}": number
-        for url, text in pages.items()
-        for ident, number in FIGURE_NUMBER.findall(text)
-    }
-    pending = re.compile(rf'<a\b([^>]*?) {PENDING}="([^"]+)"([^>]*)>((?:(?!</a>).)*?)</a>', re.S)
-    for url, text in pages.items():
+        paths[url[: -len("index.html")] if url.endswith("index.html") else url] = path
+    numbered: dict[str, dict[str, str]] = {}  # url -> {figure id: number}, pages read once
+
+    def number_of(key: str) -> str | None:
+        url, _, ident = key.partition("#")
+        if url not in numbered:
+            text = paths[url].read_text("utf-8") if url in paths else ""
+            found = Source(text, "figure").soup.find_all("figure", id=True)
+            numbered[url] = {f["id"]: f["data-number"] for f in found if f.has_attr("data-number")}
+        return numbered[url].get(ident)
+
+    for url, path in paths.items():
+        text = path.read_text("utf-8")
         if PENDING not in text:
             continue
-
-        def fill(match: re.Match, url=url) -> str:
-            before, key, after, inner = match.groups()
-            if key not in figures:
+        page = Source(text, "a")
+        for link in page.soup.find_all("a", attrs={PENDING: True}):
+            key = link[PENDING]
+            start = page.text.index(f' {PENDING}="', page.start(link), page.inner_start(link))
+            page.replace(start, page.text.index('"', start + len(PENDING) + 3) + 1, "")
+            number = number_of(key)
+            lone = _lone_hash(page, link)
+            if number is None:
                 log.warning("%s: reference to a missing figure %s", url or "home", key)
-                return f"<a{before}{after}>{inner}</a>"
-            inner = LONE_HASH.sub(figures[key], inner, count=1)
-            return f"<a{before}{after}>{inner}</a>"
-
-        (site / (url + "index.html" if url.endswith("/") or not url else url)).write_text(
-            pending.sub(fill, text), encoding="utf-8"
-        )
+            elif lone is not None:
+                page.replace(*lone, number)
+        path.write_text(page.edited(), encoding="utf-8")

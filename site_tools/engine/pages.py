@@ -11,7 +11,7 @@ pages with Python-Markdown runs it: MkDocs, ProperDocs, Zensical).
   where state would leak from page to page.
 - After the page is HTML (a postprocessor that runs last), the figures'
   captions and alt texts, written as paragraphs after the blocks that draw
-  them, are moved into the figures (:func:`site_tools.outputs.figures.attach_text`). A
+  them, are moved into the figures (:func:`site_tools.engine.captions.attach_text`). A
   problem there is logged as a warning, which fails ``mkdocs build --strict``.
 
 """
@@ -24,8 +24,7 @@ from markdown import Extension
 from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
-from site_tools.engine import fences, store
-from site_tools.outputs import figures
+from site_tools.engine import captions, fences, store
 
 log = logging.getLogger("mkdocs.extensions.site_tools.engine.pages")
 
@@ -53,7 +52,7 @@ def _page_name(md) -> str:
 
 class _Figures(Postprocessor):
     def run(self, text: str) -> str:
-        text, problems = figures.attach_text(text)
+        text, problems = captions.attach_text(text)
         for problem in problems:
             log.warning("%s", problem)
         return text

@@ -75,7 +75,7 @@ def explorer_html(
         weights: ``(layers, heads, L, L)``.
         id: the figure's id, starting ``fig-``. Its caption and the alt text of
             the fallback come from the Markdown after the block, as for any
-            figure (``site_tools.outputs.figures.attach_text``).
+            figure (``site_tools.engine.captions.attach_text``).
         fallback_fig: a matplotlib figure shown when JavaScript is off.
         layer, head, token: what the explorer shows first (0-based).
     """

@@ -28,7 +28,7 @@ import shutil
 from html import escape
 from pathlib import Path
 
-from site_tools.engine.markup import element_end, line_starts, locate, opening_tags, splice
+from site_tools.engine.markup import Source
 
 log = logging.getLogger("mkdocs.plugins.attention")
 NOTEBOOK_CACHE = Path(".cache") / "mkdocs-jupyter"
@@ -66,25 +66,23 @@ def copy_buttons(html: str, language: str) -> str:
     if 'aria-label="Copy to Clipboard"' not in html:
         return html
     name, notice = CLIPBOARD_WORDS[language]
-    edits = []
-    starts = line_starts(html)
-    for start, end, button in opening_tags(html, "clipboard-copy"):
+    page = Source(html, "clipboard-copy")
+    for button in page.soup.find_all("clipboard-copy"):
         old = button.find("span", class_="notice")
         if button.get("aria-label") != "Copy to Clipboard" or old is None:
             continue
         if old.get_text() != "Copied!":
             continue
         attrs = {k: v for k, v in button.attrs.items() if k not in {"aria-label", ","}}
-        opening = "<clipboard-copy" + "".join(  # the values as parsed: escaped again
+        opening = "<clipboard-copy" + "".join(
             f' {key}="{escape(" ".join(value) if isinstance(value, list) else value)}"'
             for key, value in attrs.items()
         )
-        edits.append((start, end, opening + ">"))
-        at, span_end = locate(html, starts, old)
+        page.replace(page.start(button), page.inner_start(button), opening + ">")
         words = f'<span class="notice" hidden>{notice}</span>'
         words += f'<span class="a11y-visually-hidden">{name}</span>'
-        edits.append((at, element_end(html, "span", span_end), words))
-    html = splice(html, edits)
+        page.replace(page.start(old), page.end(old), words)
+    html = page.edited()
     if 'aria-label="Copy to Clipboard"' in html:  # another mkdocs-jupyter's markup
         log.warning("a lab's copy button kept its English name: see site_tools.outputs.labs")
     return html
@@ -94,10 +92,9 @@ def without_empty_scripts(html: str) -> str:
     """The page without ``<script src="">`` tags (and the line break after one)."""
     if 'src=""' not in html and "src=''" not in html:
         return html
-    edits = []
-    for start, end, script in opening_tags(html, "script", src=True):
+    page = Source(html, "script")
+    for script in page.soup.find_all("script", src=True):
         if not script["src"].strip():
-            close = element_end(html, "script", end)
-            close += html[close : close + 1] == "\n"
-            edits.append((start, close, ""))
-    return splice(html, edits)
+            end = page.end(script)
+            page.replace(page.start(script), end + (html[end : end + 1] == "\n"), "")
+    return page.edited()

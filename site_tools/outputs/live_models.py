@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from site_tools.engine.markup import opening_tags, splice
+from site_tools.engine.markup import Source
 
 log = logging.getLogger("mkdocs.plugins.attention.live")
 
@@ -266,15 +266,14 @@ def fill_sizes(output: str, shared: bool = False) -> str:
     output = output.replace('data-live-bytes=""', f'data-live-bytes="{total}"')
     if not shared:
         return output
-    edits = []
-    for start, end, widget in opening_tags(output, "div", class_="live-minilm"):
+    page = Source(output, "div")
+    for widget in page.soup.find_all("div", class_="live-minilm"):
         model = widget.get("data-live-model", "")
-        tag = output[start:end]
-        at = tag.find(f'data-live-model="{model}"')
+        start, end = page.start(widget), page.inner_start(widget)
+        at = output.find(f'data-live-model="{model}"', start, end)
         if model and "://" not in model and at >= 0:
-            moved = f'data-live-model="../{model}"'
-            edits.append((start, end, tag[:at] + moved + tag[at + len(moved) - 3 :]))
-    return splice(output, edits)
+            page.insert(at + len('data-live-model="'), "../")
+    return page.edited()
 
 
 def write_live_models(site_dir, shared: bool = False) -> list[Path]:

