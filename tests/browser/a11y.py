@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 from tests.browser.conftest import CHROMIUM_ARGS  # no network but 127.0.0.1
 
 ROOT = Path(__file__).resolve().parents[2]
-AXE_JS = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
+AXE_JS = ROOT / "tests" / "browser" / "vendor" / "axe-core" / "axe.min.js"
 WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
 SCHEMES = ("light", "dark")
 WIDTHS = (1280, 390)
