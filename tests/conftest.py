@@ -107,6 +107,44 @@ TAIL = {
 }
 
 
+# The modules of the one browser visit of every page (tests/browser/visit.py), each with its
+# edition: the modules of an edition share one visit (the fixture ``page_reports``), so under
+# ``./dev.sh test`` they are one unit of work for pytest-xdist (:func:`scope_of`), and one
+# worker visits each page of the edition once (tests/test_suite_order.py checks that this
+# names every module that takes ``page_reports``, with its ``EDITION``).
+ONE_VISIT = {
+    "browser/test_accessibility.py": "en",
+    "browser/test_copy_buttons.py": "en",
+    "browser/test_figures.py": "en",
+    "browser/test_render.py": "en",
+    "browser/test_widgets.py": "en",
+    "browser/test_zh.py": "zh",
+}
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work of a test for ``--dist loadscope``: its module (or class), as
+    pytest-xdist's own, except that the modules of one edition's visit (:data:`ONE_VISIT`)
+    are one unit."""
+    scope = nodeid.rsplit("::", 1)[0]
+    edition = ONE_VISIT.get(scope.split("::")[0].removeprefix("tests/"))
+    return f"tests/browser/visit.py ({edition})" if edition else scope
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which may not be installed
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` (./dev.sh test) with the units of :func:`scope_of`."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneVisitPerEdition(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return OneVisitPerEdition(config, log)
+
+
 def pytest_runtest_logreport(report):
     """``PYTEST_TIMELINE=FILE``: one JSON line per test phase (worker, test, phase, start,
     stop, outcome) appended to FILE, to see what each worker did when (what waits on the

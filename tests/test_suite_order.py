@@ -5,10 +5,14 @@ the ``browser`` tier, every other folder the fast tier; a test that needs the bu
 anywhere else is an error. And the order in which ``./dev.sh test``'s two workers take the
 test modules (``_build_first``): the module that builds the site first, then the modules
 that do not need the site, then the browser passes, then the other modules that need the
-site, the longest first (``TAIL``), so that the workers end close together."""
+site, the longest first (``TAIL``), so that the workers end close together. The modules
+of one edition's browser visit (``ONE_VISIT``) are one unit of work for pytest-xdist, so
+that one worker visits each page of the edition once."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -86,3 +90,37 @@ def test_the_build_first_the_browser_passes_then_the_longest():
         shortest,
         "site/test_new_module.py",
     ]
+
+
+def test_one_visit_names_every_module_that_checks_the_visit():
+    """Every module of tests/browser/ with a test of the visit's reports (``page_reports``)
+    is in ``ONE_VISIT`` with its edition, and nothing else is. (The modules are imported
+    here, not at collection: the GPU run collects this file without MkDocs.)"""
+    found = {}
+    for path in sorted((TESTS / "browser").glob("test_*.py")):
+        module = importlib.import_module(f"tests.browser.{path.stem}")
+        tests = [f for name, f in vars(module).items() if name.startswith("test_")]
+        if any("page_reports" in inspect.signature(f).parameters for f in tests):
+            found[f"browser/{path.name}"] = getattr(module, "EDITION", "en")
+    assert found == conftest.ONE_VISIT
+    assert set(found.values()) == {"en", "zh"}
+
+
+def test_the_modules_of_one_visit_are_one_unit_of_work():
+    units = {
+        edition: {
+            conftest.scope_of(f"tests/{m}::test_x[a]")
+            for m, e in conftest.ONE_VISIT.items()
+            if e == edition
+        }
+        for edition in ("en", "zh")
+    }
+    assert all(len(scopes) == 1 for scopes in units.values()), units
+    assert units["en"] != units["zh"]
+    # every other test's unit is pytest-xdist's own: its module, or its class
+    assert conftest.scope_of("tests/browser/test_explorer.py::test_fits_a_phone") == (
+        "tests/browser/test_explorer.py"
+    )
+    assert conftest.scope_of("tests/lessons/test_masks.py::TestX::test_y[cpu]") == (
+        "tests/lessons/test_masks.py::TestX"
+    )

@@ -70,3 +70,37 @@ def site_url(built_site) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def _visits(browser, site_url, built_site):
+    """``visit_of(module)``: the one visit of the module's edition (tests/browser/visit.py),
+    made the first time a module of that edition asks and kept for the session; a visit
+    that failed fails again without a second try."""
+    from .visit import visit
+
+    reports: dict[str, dict] = {}
+    failed: dict[str, BaseException] = {}
+
+    def visit_of(module) -> dict[str, dict]:
+        edition = getattr(module, "EDITION", "en")
+        if edition in failed:
+            raise failed[edition]
+        if edition not in reports:
+            try:
+                reports[edition] = visit(browser, site_url, built_site, module)
+            except BaseException as exc:
+                failed[edition] = exc
+                raise
+        return reports[edition]
+
+    return visit_of
+
+
+@pytest.fixture
+def page_reports(_visits, request) -> dict[str, dict]:
+    """Every page of the module's edition (its ``EDITION``, English where it sets none)
+    opened once per session at 1280x900, every check of the visit run then: page -> its
+    report. The modules of one edition share the one visit (under ``./dev.sh test`` they
+    run on one worker: ``ONE_VISIT`` in tests/conftest.py)."""
+    return _visits(request.module)

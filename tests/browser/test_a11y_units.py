@@ -1,6 +1,6 @@
 """The audit helpers of tests/browser/a11y.py, on tiny pages: they find what they must find.
 
-And two checks of the built site that the one visit of tests/browser/test_browser.py cannot
+And two checks of the built site that the one visit of tests/browser/visit.py cannot
 make: the header's icons at 390 px (a rule outside the WCAG tags), and a lab's copy button
 after a click (its "Copied!" notice shows for a second)."""
 

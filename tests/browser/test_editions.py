@@ -10,7 +10,7 @@ SEARCHES = ["注意力", "掩码", "多头", "softmax"]
 
 
 def test_chinese_search_finds_chinese_pages(browser, site_url):
-    from .test_browser import _new_context, _settle
+    from .visit import _new_context, _settle
 
     problems: list[str] = []
     context = _new_context(browser, site_url, problems)
@@ -37,7 +37,7 @@ def test_chinese_search_finds_chinese_pages(browser, site_url):
 
 
 def test_the_language_switch_clicked(browser, site_url):
-    from .test_browser import _new_context, _settle
+    from .visit import _new_context, _settle
 
     problems: list[str] = []
     context = _new_context(browser, site_url, problems)

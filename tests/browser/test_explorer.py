@@ -9,7 +9,7 @@ thumbnail grid shows every head's row for the selected token and selects a head 
 the arrow keys move the query; no console errors; with JavaScript off the static figure
 (with alt text) shows instead; at 390 px the explorer fits the screen.
 
-Needs Playwright and a Chromium executable (see test_browser.py); skipped otherwise.
+Needs Playwright and a Chromium executable (see tests/browser/visit.py); skipped otherwise.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ the page opened from file://.
 Everything the widget computes and shows with JavaScript on, over http:// -- tokens and
 attention weights equal to PyTorch's, the form, the bad inputs, a failed load, the audit with
 a result on the page -- is checked in the page's one visit of the browser pass
-(tests/browser/widget_minilm.py, run by test_browser.py and test_browser_zh.py). These two need
+(tests/browser/widget_minilm.py, run by test_widgets.py and test_zh.py). These two need
 a browser context of their own: one with JavaScript disabled, one on a file:// URL.
 """
 

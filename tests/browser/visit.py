@@ -1,16 +1,20 @@
-"""Open every page of the built site in headless Chromium and check that it renders cleanly.
+"""The one browser visit of every page: each page of an edition opened once in headless
+Chromium, every check of :data:`PAGE_CHECKS` run in that visit, its results the page's report.
 
 The site is served from ``127.0.0.1``; every request to any other origin is aborted (so the test
 never touches the network) and reported as a failure, because the site must read offline.  Per
-page the test checks console errors, uncaught exceptions, failed requests and HTTP errors,
+page the visit records console errors, uncaught exceptions, failed requests and HTTP errors,
 images (loaded, with alt text), math (every formula typeset by KaTeX, no raw delimiters left)
-and copy buttons on code blocks.  It also saves full-page screenshots of the scaled dot-product
-attention chapter in light and dark mode to ``test-artifacts/``.
+and copy buttons on code blocks (:data:`INSPECT_JS`); what a reader meets -- what each copy
+button copies, output boxes, widths, figures and their numbers (:data:`LAYOUT_JS`,
+:data:`FIGURES_JS`, :data:`FIGURE_SIZES_JS`); the page's widgets used as a reader would
+(tests/browser/widgets.py); the accessibility audit (tests/browser/a11y.py); and the weight
+of a first visit.
 
-Every page of both editions is visited once (:func:`page_reports`), and every check runs in
-that visit (:data:`PAGE_CHECKS`): besides the above, what a reader meets -- the copy buttons
-copy exactly the texts the build ran (``_copies``, by hash), output boxes read as output, no
-code or output box is cut off at 1280 px, and no figure shows as its ``repr``.
+:func:`visit` makes the visit; the fixture ``page_reports`` (tests/browser/conftest.py) makes
+it once per session and edition and hands it to the modules that check its reports, one per
+concern: test_render.py, test_copy_buttons.py, test_figures.py, test_accessibility.py and
+test_widgets.py (the English edition), test_zh.py (the same checks, the Chinese edition).
 
 Needs Playwright for Python (the ``test`` extra) and a Chromium executable, e.g. Debian's
 ``chromium``; never ``playwright install``.  Without either, the tests are skipped.
@@ -18,7 +22,6 @@ Needs Playwright for Python (the ``test`` extra) and a Chromium executable, e.g.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -28,11 +31,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from site_tools.copytext import COPY_DIR, page_copies
 from tests.site.build import ARTIFACTS
-from tests.site.test_codeblocks import _python_blocks
 
-from . import a11y, widget_minilm, widget_small, widget_wordpiece, widgets
+from . import a11y, widgets
 
 VIEWPORT = {"width": 1280, "height": 900}
 TIMEOUT_MS = 30_000  # a heavy page (the reference) on a busy two-core machine
@@ -126,13 +127,9 @@ INSPECT_JS = r"""async () => {
 }"""
 
 
-# The edition whose pages this module's browser pass visits; test_browser_zh.py runs the same
-# checks over the Chinese edition, so that pytest-xdist's two workers visit both at once.
-EDITION = "en"
-
-
 def _edition_pages(site: Path, module, *, chosen: bool = True) -> list[str]:
-    """The pages of ``module``'s edition (its ``EDITION``): ``zh/…`` or all the others;
+    """The pages of ``module``'s edition (its ``EDITION``, English where it sets none):
+    ``zh/…`` or all the others;
     with ``chosen``, only those that ``BROWSER_PAGES`` names, where it is set."""
     chinese = getattr(module, "EDITION", "en") == "zh"
     pages = [rel for rel in _site_pages(site) if rel.startswith("zh/") == chinese]
@@ -213,66 +210,6 @@ def _settle(page) -> None:
         "Promise.race([document.fonts.ready.then(() => true),"
         " new Promise((done) => setTimeout(() => done(false), 5000))])"
     )
-
-
-def test_every_page_renders_cleanly(page_reports, built_site, request):
-    """Every page of the edition loads with nothing from another host, no console error,
-    every image loaded and described, every formula typeset and every code block copyable
-    (:data:`INSPECT_JS`, run in the one visit of :func:`page_reports`)."""
-    every = _edition_pages(built_site.dir, request.module, chosen=False)
-    prefix = "zh/" if getattr(request.module, "EDITION", "en") == "zh" else ""
-    assert prefix in every and prefix + CHAPTER in every, f"page discovery is broken: {every}"
-    pages = _edition_pages(built_site.dir, request.module)
-    assert set(page_reports) == set(pages), "the browser pass did not visit every page"
-    failures: dict[str, list[str]] = {}
-    for rel in pages:
-        report = page_reports[rel]
-        problems = list(report["problems"])
-        found = report.get("inspect") or {}
-        problems += found.get("image", []) + found.get("math", []) + found.get("copy", [])
-        if problems:
-            failures["/" + rel] = list(dict.fromkeys(problems))  # dedupe, keep order
-    report = "\n".join(
-        f"{page}\n" + "\n".join(f"  - {p}" for p in problems) for page, problems in failures.items()
-    )
-    if failures:
-        pytest.fail(
-            f"{len(failures)} of {len(pages)} pages have problems "
-            f"(checked: {', '.join('/' + p for p in pages)}):\n{report}",
-            pytrace=False,
-        )
-
-
-@pytest.mark.parametrize(
-    ("mode", "scheme"), [("light", "default"), ("dark", "slate")], ids=["light", "dark"]
-)
-def test_chapter_screenshot(browser, site_url, artifacts_dir, mode, scheme):
-    """Full-page screenshots of the chapter; the palette follows prefers-color-scheme."""
-    problems: list[str] = []  # reported by the test above; here only to keep off the network
-    context = _new_context(browser, site_url, problems, color_scheme=mode)
-    try:
-        page = context.new_page()
-        page.goto(site_url + CHAPTER)
-        _settle(page)
-        page.evaluate(LOAD_PICTURES_JS)  # the lazy figures below the fold too
-        shot = artifacts_dir / f"sdpa-{mode}.png"
-        page.screenshot(path=str(shot), full_page=True)
-        got = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
-        background = page.evaluate(
-            """() => {
-              const [r, g, b] = getComputedStyle(document.body).backgroundColor
-                .match(/[\\d.]+/g).map(Number);
-              return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
-            }"""
-        )
-    finally:
-        context.close()
-    assert got == scheme, f"{mode} mode: data-md-color-scheme is {got!r}, expected {scheme!r}"
-    if mode == "dark":
-        assert background < 0.25, f"dark mode background is not dark (luminance {background:.2f})"
-    else:
-        assert background > 0.75, f"light mode background is not light (luminance {background:.2f})"
-    assert shot.stat().st_size > 10_000, f"{shot} looks empty"
 
 
 # --- what a reader meets on every page: copies, output boxes, widths, figures ---------------------
@@ -541,25 +478,6 @@ COPY_ALL_JS = """(count) => {
 }"""
 
 
-def _in_order(needles: list[str], haystack: list[str]) -> str | None:
-    """The first of ``needles`` that is not in ``haystack`` after the previous one, else None."""
-    at = 0
-    for needle in needles:
-        try:
-            at = haystack.index(needle, at) + 1
-        except ValueError:
-            return needle
-    return None
-
-
-def _first_difference(a: str, b: str) -> str:
-    la, lb = a.splitlines(), b.splitlines()
-    for n, (x, y) in enumerate(zip(la, lb, strict=False), start=1):
-        if x != y:
-            return f"line {n}: copied {x!r}, extracted {y!r}"
-    return f"copied {len(la)} lines, extracted {len(lb)}"
-
-
 # Closes again the <details> that were closed when the page loaded (LAYOUT_JS opened them), and
 # says for each numbered copy button whether a reader can see it (and so press it) now.
 CLOSE_FOLDS_JS = """(count) => {
@@ -634,11 +552,10 @@ def _first_visit_weight(responses: list) -> dict:
     return {"total": sum(r["gzip"] for r in rows), "responses": rows}
 
 
-@pytest.fixture(scope="module")
-def page_reports(browser, site_url, built_site, request) -> dict[str, dict]:
-    """Every page of the module's edition opened once at 1280x900, every check of
+def visit(browser, site_url: str, built_site, module) -> dict[str, dict]:
+    """Every page of ``module``'s edition opened once at 1280x900, every check of
     :data:`PAGE_CHECKS` run in that visit, with the problems of loading it."""
-    pages = _edition_pages(built_site.dir, request.module)
+    pages = _edition_pages(built_site.dir, module)
     reports: dict[str, dict] = {}
     for start in range(0, len(pages), BATCH):
         opened = []
@@ -684,7 +601,7 @@ def page_reports(browser, site_url, built_site, request) -> dict[str, dict]:
                 context.close()
             report["problems"] = problems
             reports[rel] = report
-    edition = getattr(request.module, "EDITION", "en")
+    edition = getattr(module, "EDITION", "en")
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / f"browser-pass-{edition}.json").write_text(
         json.dumps({rel: r["seconds"] for rel, r in reports.items()}, indent=1), "utf-8"
@@ -705,346 +622,3 @@ def _fail_per_page(found: dict[str, list[str]], what: str, checked: int) -> None
 
 def _unchecked(report: dict) -> list[str]:
     return [f"not checked: {p}" for p in report["problems"] if p.startswith("could not")]
-
-
-def _stored_copies(site: Path, rel: str) -> list[str]:
-    """The copy texts the build ran for the page (``_copies/<page>.json`` of its edition)."""
-    edition, url = (site / "zh", rel[3:]) if rel.startswith("zh/") else (site, rel)
-    name = url.strip("/").replace("/", "--") or "index"
-    path = edition / COPY_DIR / f"{name}.json"
-    if not path.exists():
-        return []
-    return [b["code"] for b in json.loads(path.read_text(encoding="utf-8"))["blocks"]]
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.rstrip().encode()).hexdigest()[:16]
-
-
-def test_copy_buttons_copy_what_the_build_ran(page_reports, built_site):
-    """Each copy button, clicked, copies exactly the text the build ran as the page's program
-    (``site_tools/program.py``, written to ``_copies``), compared by hash, block by block in
-    page order; the blocks are counted in the built HTML by a parse of its own (BeautifulSoup),
-    not the build's; no copy is empty, and each holds the lines its block shows, in order. A block
-    folded on load is copied open, as a reader opens it to copy; closed, its button is hidden, or
-    copies the same text."""
-    found: dict[str, list[str]] = {}
-    for rel, report in page_reports.items():
-        problems = found.setdefault(rel, _unchecked(report))
-        if report["copies"] is None:
-            continue
-        html_text = (built_site.dir / rel / "index.html").read_text(encoding="utf-8")
-        counted = _python_blocks(html_text)
-        stored = _stored_copies(built_site.dir, rel)
-        copies = report["copies"]
-        if not len(copies) == counted == len(stored):
-            problems.append(
-                f"{len(copies)} copy buttons' blocks in the browser, {counted} Python blocks in "
-                f"the HTML, {len(stored)} copy texts the build ran"
-            )
-        for n, (got, code) in enumerate(zip(copies, stored, strict=False), start=1):
-            where = f"block {n} ({got['kind']})"
-            if not got["button"]:
-                problems.append(f"{where} has no copy button")
-                continue
-            if got["copied"] is None:
-                problems.append(f"{where}: its copy button copied nothing")
-                continue
-            copied = got["copied"].rstrip()
-            if not copied:
-                problems.append(f"{where}: the copy is empty")
-            elif _digest(copied) != _digest(code):
-                problems.append(
-                    f"{where}: the copy is not the text the build ran "
-                    f"(sha256 {_digest(copied)} vs {_digest(code)}): "
-                    + _first_difference(copied, code.rstrip())
-                )
-            missing = _in_order(
-                [line.rstrip() for line in got["shown"].splitlines()],
-                [line.rstrip() for line in copied.splitlines()],
-            )
-            if missing is not None:
-                problems.append(f"{where}: the copy lacks the shown line {missing!r} (in order)")
-            closed = (got.get("copied_closed") or "").rstrip()
-            if got.get("folded") and got.get("visible_closed") and closed != copied:
-                problems.append(
-                    f"{where}, folded: its button can be pressed with the block closed, and "
-                    "copies another text then: " + _first_difference(closed, copied)
-                )
-    blocks = sum(len(r["copies"] or ()) for r in page_reports.values())
-    assert blocks > 0, "no copy button found on any page: the block discovery is broken"
-    folded = sum(1 for r in page_reports.values() for b in (r["copies"] or ()) if b.get("folded"))
-    assert folded > 0, "no folded block found on any page: the fold discovery is broken"
-    _fail_per_page(found, "copy buttons that do not copy what the build ran", len(found))
-
-
-def test_recorded_copy_is_what_the_clipboard_gets(browser, site_url, built_site):
-    """The record of COPY_INIT_JS is what lands on the real clipboard, for a real mouse click on a
-    listing's copy button (Material), on a notebook cell's (mkdocs-jupyter), and on the button of
-    a folded "Going further" block after a click has opened it, as a reader does."""
-    folded = f"details.note:has(div.language-python) div.language-python :is({COPY_BUTTON})"
-    cases = [
-        ("chapters/masks/", None, f"div.language-python.highlight.listing :is({COPY_BUTTON})"),
-        ("labs/scaled-dot-product-lab/", None, ".md-content clipboard-copy"),
-        (FOLDED_PAGE, "details.note:has(div.language-python) > summary", folded),
-    ]
-    problems: list[str] = []
-    context = _new_context(
-        browser, site_url, problems, permissions=["clipboard-read", "clipboard-write"]
-    )
-    context.add_init_script(COPY_INIT_JS)
-    results = []
-    try:
-        page = context.new_page()
-        for rel, opener, selector in cases:
-            page.goto(site_url + rel)
-            _settle(page)
-            page.evaluate("navigator.clipboard.writeText('')")
-            page.evaluate("window.__copies = []")
-            if opener:  # a folded block: closed on load, opened by a click on its summary
-                assert not page.locator(selector).first.is_visible(), f"/{rel}: not folded"
-                page.locator(opener).first.click()
-            page.locator(selector).first.click()
-            page.wait_for_function("window.__copies.length > 0")
-            page.wait_for_function("async () => (await navigator.clipboard.readText()) !== ''")
-            clipboard = page.evaluate("navigator.clipboard.readText()")
-            recorded = page.evaluate("window.__copies[window.__copies.length - 1]")
-            results.append((rel, clipboard, recorded))
-    finally:
-        context.close()
-    for rel, clipboard, recorded in results:
-        assert clipboard.strip(), f"/{rel}: the click put nothing on the clipboard"
-        assert recorded == clipboard, (
-            f"/{rel}: recorded {recorded[:80]!r}, clipboard {clipboard[:80]!r}"
-        )
-        extracted = page_copies((built_site.dir / rel / "index.html").read_text(encoding="utf-8"))
-        assert clipboard.rstrip() in {b.code.rstrip() for b in extracted}, (
-            f"/{rel}: the clipboard holds no block's extracted copy: {clipboard[:80]!r}"
-        )
-
-
-def test_output_boxes_look_like_output(page_reports):
-    """Every output box of an exec block (``div.exec-output``) follows its code box, is labelled,
-    has no copy button and is styled unlike a code box; no Python block is followed by an
-    unmarked text/pycon/console box; a block marked ``raises`` is followed by its error box."""
-    found = {rel: _unchecked(r) + r["outputs"] for rel, r in page_reports.items()}
-    _fail_per_page(found, "output boxes that do not read as output", len(found))
-
-
-def test_no_code_box_is_cut_off(page_reports):
-    """At a 1280x900 window every code box, output box and notebook cell shows its longest line
-    whole: ``scrollWidth <= clientWidth`` (1 px of rounding allowed; notebook boxes measured with
-    their wrapping turned off)."""
-    found = {rel: _unchecked(r) + r["overflow"] for rel, r in page_reports.items()}
-    _fail_per_page(found, f"boxes cut off at {VIEWPORT['width']} px", len(found))
-
-
-def test_no_figure_shows_as_its_repr(page_reports):
-    """No page's text holds ``<Figure size ...>``: every figure is drawn, not printed."""
-    found = {rel: _unchecked(r) + r["figure"] for rel, r in page_reports.items()}
-    _fail_per_page(found, "figures shown as text", len(found))
-
-
-# --- pictures, captions and one numbering (the reading experience) -------------------------------
-
-FIRST_FIGURE_PX = 2500  # a chapter shows a picture within its first screens
-MIN_SHOWN = 0.8  # no figure shown below 80 % of the width it was drawn at
-
-
-def _chapters(page_reports) -> dict[str, dict]:
-    return {rel: r for rel, r in page_reports.items() if rel.startswith("chapters/")}
-
-
-def test_every_chapter_shows_a_picture_near_its_top(page_reports):
-    """On every chapter page a figure (a diagram or a built figure) starts within
-    :data:`FIRST_FIGURE_PX` px of the top of the article, at 1280 px, nothing opened."""
-    found = {}
-    for rel, r in _chapters(page_reports).items():
-        top = (r.get("figures") or {}).get("firstFigureTop")
-        problems = _unchecked(r)
-        if top is None:
-            problems.append("no visible figure")
-        elif top > FIRST_FIGURE_PX:
-            problems.append(f"the first figure starts {top:.0f} px down")
-        found[rel] = problems
-    _fail_per_page(
-        found, f"chapters with no picture in their first {FIRST_FIGURE_PX} px", len(found)
-    )
-
-
-def test_every_figure_has_a_numbered_caption(page_reports):
-    """Every picture on a page (math, icons and notebook cells aside) sits in a ``<figure>`` with a
-    ``<figcaption>``; the build numbers the figures of chapter N "Figure N.1 — ", "Figure N.2 — ", …
-    in page order, from the chapter's number in the nav."""
-    found = {}
-    for rel, r in page_reports.items():
-        info = r.get("figures") or {}
-        problems = _unchecked(r) + [
-            f"outside a captioned <figure>: {x}" for x in info.get("loose", [])
-        ]
-        match = re.match(r"(\d+)\. ", info.get("navTitle") or "")
-        word = "图" if rel.startswith("zh/") else "Figure"  # the Chinese edition: 图 N.k
-        for k, fig in enumerate(info.get("captions", []), start=1):
-            want = f"{match.group(1)}.{k}" if match else str(k)
-            if fig["caption"] is None:
-                problems.append(f"figure {fig['id'] or k} has no caption")
-            elif fig["number"] != want or not fig["caption"].startswith(f"{word} {want} — "):
-                problems.append(
-                    f"figure {fig['id'] or k} is numbered {fig['number']!r}, caption "
-                    f"{fig['caption']!r}; expected {word} {want}"
-                )
-        found[rel] = problems
-    _fail_per_page(found, "figures without their numbered caption", len(found))
-
-
-def test_no_figure_is_shown_smaller_than_drawn(page_reports):
-    """At a 1280 px window no figure's picture is shown below :data:`MIN_SHOWN` of the width it was
-    drawn at (an ``<img>``'s natural width, an inline SVG's viewBox), so its text stays legible."""
-    found = {}
-    for rel, r in page_reports.items():
-        problems = _unchecked(r)
-        for size in r.get("sizes", []):
-            if size.get("unloaded"):
-                problems.append(f"{size['id']}: its picture did not load when scrolled to")
-            elif size["drawn"] and size["shown"] < MIN_SHOWN * size["drawn"]:
-                problems.append(
-                    f"{size['id']}: drawn {size['drawn']:.0f} px wide, shown at "
-                    f"{size['shown']:.0f} px ({size['shown'] / size['drawn']:.0%})"
-                )
-        found[rel] = problems
-    _fail_per_page(found, f"figures shown below {MIN_SHOWN:.0%} of their size", len(found))
-
-
-def test_chapters_have_one_number_and_one_name(page_reports):
-    """Every chapter's nav entry is numbered ("6. Masks"), and its ``<h1>`` is the nav title
-    without the number; the browser title is the nav title."""
-    found = {}
-    for rel, r in _chapters(page_reports).items():
-        info = r.get("figures") or {}
-        problems = _unchecked(r)
-        nav, h1 = info.get("navTitle") or "", info.get("h1")
-        match = re.match(r"(\d+)\. (.+)$", nav)
-        if not match:
-            problems.append(f"nav title {nav!r} has no number")
-        elif h1 != match.group(2):
-            problems.append(f"<h1> {h1!r} is not the nav title {match.group(2)!r}")
-        found[rel] = problems
-    _fail_per_page(found, "chapters whose number or name disagree", len(found))
-
-
-def test_numbers_in_the_prose_come_from_the_build(page_reports):
-    """No link keeps an unfilled ``#`` (``[chapter #](masks.md)`` is filled from the nav,
-    ``[figure #](#fig-…)`` from the figure's number), and no prose outside links and code types a
-    chapter or figure number ("chapter 7"), which would go stale when chapters move."""
-    found = {}
-    for rel, r in page_reports.items():
-        info = r.get("figures") or {}
-        found[rel] = (
-            _unchecked(r)
-            + [f"unfilled reference {x}" for x in info.get("unresolved", [])]
-            + [f"typed number: ...{x}..." for x in info.get("stale", [])]
-        )
-    _fail_per_page(found, "numbers not made by the build", len(found))
-
-
-def test_every_page_passes_the_accessibility_audit(page_reports):
-    """axe-core 4.14.1 (vendored), the WCAG 2.0 and 2.1 A and AA rules, no rule disabled and
-    nothing excluded: no violation on any page of either edition, in light and dark, at
-    1280 and 390 px (run in the page's one visit, :data:`PAGE_CHECKS`)."""
-    found: dict[str, list[str]] = {}
-    for rel, report in page_reports.items():
-        items = found.setdefault(rel, _unchecked(report))
-        for variant, violations in (report.get("axe") or {}).items():
-            for v in violations:
-                targets = ", ".join(v["targets"][:3]) + (" …" if len(v["targets"]) > 3 else "")
-                items.append(f"{variant}: {v['id']} ({v['impact']}, {len(v['targets'])}): "
-                             f"{targets} — {v['message']}")  # fmt: skip
-        if report.get("axe") is None and not items:
-            items.append("not audited")
-    _fail_per_page(found, "accessibility violations", len(found))
-
-
-def test_first_visits_are_light(page_reports, built_site):
-    """A first visit (a fresh browser context, every response's body at gzip level 6): the
-    median page within 300 KB, every page within 1 MB, and no page's HTML over 1 MB."""
-    weights = {rel: r["weight"]["total"] for rel, r in page_reports.items() if r.get("weight")}
-    assert len(weights) == len(page_reports), "a page was not weighed"
-    heavy = {rel: w for rel, w in weights.items() if w > a11y.BUDGET_PAGE}
-    median = sorted(weights.values())[len(weights) // 2]
-    html = {rel: (built_site.dir / rel / "index.html").stat().st_size for rel in page_reports}
-    large = {rel: size for rel, size in html.items() if size > a11y.BUDGET_HTML}
-    heaviest = max(weights, key=weights.get)
-    print(f"first visit, gzip: median {median / 1024:.0f} KB, "
-          f"max {weights[heaviest] / 1024:.0f} KB (/{heaviest})")  # fmt: skip
-    assert median <= a11y.BUDGET_MEDIAN, f"median first visit {median} B"
-    assert heavy == {}, f"pages over {a11y.BUDGET_PAGE} B: {heavy}"
-    assert large == {}, f"pages whose HTML is over {a11y.BUDGET_HTML} B: {large}"
-
-
-# --- the widgets: the reader's own input, computed in the page, equal to PyTorch ---------------
-
-
-def _widget_run(page_reports, request, name: str) -> dict:
-    """Widget ``name``'s report from its page's visit, in this module's edition."""
-    zh = getattr(request.module, "EDITION", "en") == "zh"
-    rel = ("zh/" if zh else "") + widgets.WHERE[name]
-    if rel not in page_reports:
-        pytest.skip(f"/{rel} not visited (BROWSER_PAGES)")
-    report = page_reports[rel]
-    assert not _unchecked(report), report["problems"]
-    run = (report.get("widgets") or {}).get(name)
-    assert run is not None, f"/{rel}: the visit found no {name} widget"
-    assert "error" not in run, f"/{rel}: the {name} widget's driver failed: {run['error']}"
-    return run
-
-
-def test_every_widget_is_used_on_its_page(page_reports, request):
-    """The visit found each widget of tests/browser/widgets.py on its own page and nowhere else,
-    and drove it without an error."""
-    zh = getattr(request.module, "EDITION", "en") == "zh"
-    found = {}
-    for rel, report in page_reports.items():
-        problems = found.setdefault(rel, [])
-        for name, run in (report.get("widgets") or {}).items():
-            where = ("zh/" if zh else "") + widgets.WHERE[name]
-            if rel != where:
-                problems.append(f"a {name} widget, whose page is /{where}")
-            elif "error" in run:
-                problems.append(f"{name}: {run['error']}")
-    for name, page in widgets.WHERE.items():
-        rel = ("zh/" if zh else "") + page
-        if rel in page_reports and not (zh and name in widgets.ENGLISH_ONLY):
-            if name not in (page_reports[rel].get("widgets") or {}):
-                found[rel].append(f"no {name} widget found")
-    _fail_per_page(found, "widgets not where they belong or not usable", len(found))
-
-
-def test_minilm_in_the_page_equals_pytorch(page_reports, request):
-    """Chapter 18's "Your own sentence" (tests/browser/widget_minilm.py): in English, 21
-    sentences' tokens, attention weights (2e-3) and sentence vectors against the chapter's
-    MiniLM on the float32 weights, the form and the bad inputs' messages; in Chinese, a failed
-    load's message, then the page's example through the form."""
-    run = _widget_run(page_reports, request, "minilm")
-    if getattr(request.module, "EDITION", "en") == "zh":
-        widget_minilm.check_chinese(run)
-    else:
-        widget_minilm.check_english(run)
-
-
-@pytest.mark.parametrize("name", sorted(widget_small.PAGES))
-def test_small_model_in_the_page_equals_pytorch(page_reports, request, name):
-    """Chapters 12 and 14's "Your own sequence" (tests/browser/widget_small.py): in English,
-    20+ inputs' attention weights (1e-4) and symbols against the page's trained model, the
-    size, the messages, a failed load; in Chinese, the words and the page's example."""
-    run = _widget_run(page_reports, request, name)
-    if getattr(request.module, "EDITION", "en") == "zh":
-        widget_small.check_chinese(name, run)
-    else:
-        print(f"{name}: {json.dumps(widget_small.check_english(name, run), indent=1)}")
-
-
-def test_page_tokenizer_equals_tokenizers(page_reports, request, built_site):
-    """The real-encoder chapter's WordPiece equals `tokenizers` on the 592-text test set and
-    the code-point sweep (tests/browser/widget_wordpiece.py); English visit only."""
-    run = _widget_run(page_reports, request, "wordpiece")
-    print(json.dumps(widget_wordpiece.check(run, built_site.dir), indent=2))

@@ -1,7 +1,7 @@
 """MiniLM in the reader's browser (chapter 18's "Your own sentence") equals PyTorch.
 
 The widget is exercised inside the page's one visit of the browser pass (tests/browser/
-test_browser.py's ``page_reports``; tests/browser/widgets.py finds it on the page and calls
+visit.py, ``page_reports``; tests/browser/widgets.py finds it on the page and calls
 :func:`drive`), before that visit's accessibility audit, so the audit sees the page with the
 reader's result on it. In the English chapter the page downloads the build's export
 (``assets/live/minilm``: int16 rows with float32 scales, site_tools/live_hooks.py) once, then,
@@ -14,7 +14,7 @@ Chinese chapter: a model file that fails to load (the request for the weights is
 message in the page, the button usable again; then the page's example through the form, and a
 mixed sentence whose Chinese characters become [UNK], Run pressed with the keyboard.
 
-The checks (:func:`check_english`, :func:`check_chinese`, called by test_browser.py's tests)
+The checks (:func:`check_english`, :func:`check_chinese`, called by test_widgets.py's tests)
 compare with the chapter's own ``MiniLM`` (``load_minilm``) on the ORIGINAL float32 weights, so
 the export's rounding is inside what is measured:
 

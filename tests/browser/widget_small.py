@@ -3,7 +3,7 @@
 Chapter 12's causal copy model and chapter 14's encoder–decoder run in their pages
 (docs/assets/javascripts/attention-live-small.js, on weights site_tools/live_small.py
 exports at build time). Each widget is exercised inside its page's one visit of the browser
-pass (tests/browser/test_browser.py's ``page_reports``; tests/browser/widgets.py finds it and calls
+pass (tests/browser/visit.py, ``page_reports``; tests/browser/widgets.py finds it and calls
 :func:`drive`), before that visit's accessibility audit, so the audit (light and dark, 1280
 and 390 px) sees the page with the reader's result on it. In the English pages:
 

@@ -1,7 +1,7 @@
 """MiniLM's tokenizer in the page (docs/assets/javascripts/wordpiece.js) equals `tokenizers`.
 
 Run inside the English real-encoder chapter's one visit of the browser pass (tests/browser/
-widgets.py calls :func:`drive`; test_browser.py's test calls :func:`check`): in one
+widgets.py calls :func:`drive`; test_widgets.py's test calls :func:`check`): in one
 ``page.evaluate`` the page's script tokenizes
 
 - every sentence of tests/site/data/wordpiece_sentences.jsonl (punctuation, accents, numbers,

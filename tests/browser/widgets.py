@@ -1,6 +1,6 @@
 """The page's widgets, exercised in the page's one visit of the browser pass.
 
-:func:`run` is a check of tests/browser/test_browser.py's :data:`PAGE_CHECKS`: on every page it
+:func:`run` is a check of tests/browser/visit.py's :data:`PAGE_CHECKS`: on every page it
 looks for each widget of :data:`WIDGETS` (a CSS selector) and, where the page has one, uses it
 as a reader would (its driver types, presses and waits, and has the page compute), returning
 what the page showed and computed for the tests to compare with PyTorch. It runs before the

@@ -10,7 +10,7 @@ tests check what the build ran:
 
 - the copy texts the build ran, written to ``site/_copies/<page>.json``, are
   what the built HTML's copy buttons hold, read the way the copy buttons read
-  them (``site_tools.copytext.page_copies``; ``tests/browser/test_browser.py``
+  them (``site_tools.copytext.page_copies``; ``tests/browser/test_copy_buttons.py``
   checks that a real browser's copy button gives the same text on every page);
 - each page ran in a fresh interpreter, every block with the status the build
   recorded; the labs' notebook cells, which mkdocs-jupyter executes, run here

@@ -66,7 +66,7 @@ AS_WRITTEN = {
 
 # One test file of each tier, collected (not run) to check what a tier selects.
 ONE_OF_EACH = (
-    "tests/lessons/test_masks.py tests/site/test_build.py tests/browser/test_browser.py --co -q"
+    "tests/lessons/test_masks.py tests/site/test_build.py tests/browser/test_render.py --co -q"
 )
 
 INSTEAD = {
@@ -183,7 +183,7 @@ SHOWS = {
         "deselected",
     ],
     f"./dev.sh test -m browser {ONE_OF_EACH}": [
-        "tests/browser/test_browser.py::",
+        "tests/browser/test_render.py::",
         "deselected",
     ],
 }
@@ -192,7 +192,7 @@ NOT_SHOWN = {
     f"./dev.sh test --fast {ONE_OF_EACH}": ["tests/site/", "tests/browser/"],
     f"./dev.sh test -m docs {ONE_OF_EACH}": [
         "tests/lessons/",
-        "tests/browser/test_browser.py::",
+        "tests/browser/test_render.py::",
     ],
     f"./dev.sh test -m browser {ONE_OF_EACH}": [
         "tests/lessons/",

@@ -3,8 +3,8 @@
 
 What the page computes with it -- every attention weight within 1e-4 of PyTorch, every symbol
 identical, the widget's messages, the audit with a result on the page -- is checked in the
-page's one visit of the browser pass (tests/browser/widget_small.py, run by test_browser.py and
-test_browser_zh.py).
+page's one visit of the browser pass (tests/browser/widget_small.py, run by test_widgets.py and
+test_zh.py).
 """
 
 from __future__ import annotations
