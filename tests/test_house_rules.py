@@ -462,9 +462,9 @@ def test_room_rule_sees_a_module_in_no_room_and_a_room_without_its_contract(fake
     fake_package(
         {
             "house_fake/__init__.py": "from .lesson import f\nfrom .experiments.train import fit\n",
-            "house_fake/checks.py": "",
-            "house_fake/lesson.py": "from .checks import x\n",
-            "house_fake/fine.py": "from . import checks, lesson\n",
+            "house_fake/validate.py": "",
+            "house_fake/lesson.py": "from .validate import x\n",
+            "house_fake/fine.py": "from . import lesson, validate\n",
             "house_fake/experiments/__init__.py": "",
             "house_fake/experiments/train.py": "",
             "house_fake/stray/__init__.py": "",  # a subpackage that is no room
@@ -477,7 +477,7 @@ def test_room_rule_sees_a_module_in_no_room_and_a_room_without_its_contract(fake
         "house_fake.stray",
         "house_fake.stray.thing",
     ]
-    assert placed["house_fake.checks"] == placed["house_fake.fine"] == "lessons"
+    assert placed["house_fake.validate"] == placed["house_fake.fine"] == "lessons"
     assert placed["house_fake"] == "front door"
     assert placed["house_fake.experiments.train"] == "experiments"
     config = CONTRACTS.read_text("utf-8")
