@@ -117,9 +117,10 @@ case "${1:-}" in
     "$VENV/bin/ruff" format --check .
     echo "==> pytest"
     # Both cores (at most four workers): pytest-xdist hands out whole modules
-    # (--dist loadscope) in the order tests/conftest.py gives them (--no-loadscope-reorder:
-    # not largest first), so that one worker builds the site while the other runs the
-    # modules that do not need it; the workers share that one build (tests/docs/conftest.py).
+    # (--dist loadscope; the modules of one edition's browser visit as one unit) in the
+    # order tests/conftest.py gives them (--no-loadscope-reorder: not largest first), so
+    # that one worker builds the site while the other runs the modules that do not need
+    # it; the workers share that one build (tests/site/build.py).
     # Pass -n 0 for one process (a debugger, -s output).
     workers=$(nproc 2>/dev/null || echo 2)
     if [ "$workers" -gt 4 ]; then workers=4; fi

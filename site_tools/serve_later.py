@@ -10,7 +10,7 @@ Material's search plugin has no public way to defer its index: :class:`DeferredS
 sets two attributes of the plugin's ``SearchIndex`` object for this build (which entries
 it records, what its ``generate_search_index`` writes now) and later calls the class's
 own methods on the recorded pages, so the index written is the plugin's own, byte for
-byte (tests/test_serve_after_build.py builds a site both ways and compares them).
+byte (tests/site_tools/test_serve_after_build.py builds a site both ways and compares them).
 """
 
 from __future__ import annotations

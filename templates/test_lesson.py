@@ -1,6 +1,7 @@
 """Tests of attention_src.LESSON_MODULE (CHAPTER_TITLE).
 
-(The template of a module's tests: copy it to ``tests/test_LESSON_MODULE.py``.)
+(The template of a module's tests: copy it to
+``tests/lessons/test_LESSON_MODULE.py``.)
 Every public function against PyTorch's own where one exists, on every device
 (the ``device`` and ``randn`` fixtures of tests/conftest.py), and every error
 message it can raise, pinned with ``pytest.raises(..., match=...)``.

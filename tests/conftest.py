@@ -20,23 +20,43 @@ os.environ.setdefault(
 )
 
 TESTS = Path(__file__).resolve().parent
-DOCS_TESTS = TESTS / "docs"
+# The tier of a test is the folder it lives in (markers registered in pyproject.toml);
+# every other folder (tests/lessons, tests/check, tests/site_tools, ...) and the top
+# level are the fast tier, unmarked (``./dev.sh test --fast`` runs ``-m "not docs and
+# not browser"``).
+TIERS = {
+    "site": "docs",  # the site: its build, pages, diagrams, notebooks and copies
+    "browser": "browser",  # the built site in headless Chromium (tests/browser/conftest.py)
+}
+
+# The strict build of both editions, once per session (the fixture ``built_site``), shared
+# by the tests of tests/site/ and tests/browser/.
+pytest_plugins = ["tests.site.build"]
+
+
+def tier(path) -> str | None:
+    """The marker of the tier of the test module at ``path``: ``docs``, ``browser``, or
+    None for the fast tier."""
+    try:
+        parts = Path(path).resolve().relative_to(TESTS).parts
+    except ValueError:  # not under tests/
+        return None
+    return TIERS.get(parts[0]) if len(parts) > 1 else None
 
 
 def pytest_collection_modifyitems(config, items):
-    """Put every test in its tier (markers registered in pyproject.toml), by where it lives
-    and what it needs, so that a new test lands in the right tier without a mark:
-
-    - ``browser``: needs the ``browser`` fixture (headless Chromium, tests/docs/conftest.py);
-    - ``docs``: any other test under tests/docs/ (the site, its pages, diagrams and copies);
-    - the fast tier, unmarked: everything else, the package's unit and reference tests
-      (``./dev.sh test --fast`` runs ``-m "not docs and not browser"``).
-    """
+    """Put every test in the tier of its folder, so that a new test lands in the right
+    tier without a mark; a test that needs the built site (``built_site``) outside the
+    site's folders is an error (it would build the site in the fast tier)."""
     for item in items:
-        if "browser" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.browser)
-        elif DOCS_TESTS in Path(item.path).resolve().parents:
-            item.add_marker(pytest.mark.docs)
+        marker = tier(item.path)
+        if marker:
+            item.add_marker(getattr(pytest.mark, marker))
+        elif "built_site" in getattr(item, "fixturenames", ()):
+            raise pytest.UsageError(
+                f"{item.nodeid} needs the built site: it belongs in tests/site/ "
+                "(or tests/browser/ if it opens the site in Chromium)"
+            )
     items[:] = _build_first(items)
 
 
@@ -46,40 +66,83 @@ def _build_first(items: list) -> list:
     served): one module that needs the site's build first, so that one worker starts the
     build at once; then every module that does not need it, for the other worker while the
     build runs; then the rest of the site's, the browser passes (the longest, one per
-    edition) first, so that the two workers run them side by side, then the others,
-    longest first (:data:`TAIL`), so that the workers end close together."""
+    edition: the modules of the one visit of every page, ``page_reports``) first, so that
+    the two workers run them side by side, then the others, longest first (:data:`TAIL`),
+    so that the workers end close together."""
     modules: dict[str, list] = {}
     for item in items:
         modules.setdefault(str(item.path), []).append(item)
 
-    def needs_site(group: list) -> bool:
-        return any("built_site" in getattr(i, "fixturenames", ()) for i in group)
+    def uses(group: list, fixture: str) -> bool:
+        return any(fixture in getattr(i, "fixturenames", ()) for i in group)
 
-    site = [m for m, group in modules.items() if needs_site(group)]
+    site = [m for m, group in modules.items() if uses(group, "built_site")]
     first = [m for m in site if m.endswith("test_build.py")] or site[:1]
     rest = [m for m in site if m not in first]
     # the browser passes first, then the longest modules first: the last module handed
     # out decides how long one worker waits for the other at the end (stable sort)
-    rest.sort(
-        key=lambda m: (not Path(m).name.startswith("test_browser"), -TAIL.get(Path(m).name, 0))
-    )
+    rest.sort(key=lambda m: (not uses(modules[m], "page_reports"), -TAIL.get(_name(m), 0)))
     order = first + [m for m in modules if m not in site] + rest
     return [item for module in order for item in modules[module]]
+
+
+def _name(module: str) -> str:
+    """A module's path under tests/ (``site/test_store.py``), as :data:`TAIL` names it."""
+    path = Path(module).resolve()
+    return path.relative_to(TESTS).as_posix() if TESTS in path.parents else path.name
 
 
 # Seconds of the site's modules that run after the browser passes, in a fresh clone's
 # .ci/run (two workers, 2026-12-05); only their order is used. A module not listed goes
 # last (tests/test_suite_order.py checks that each one listed exists).
 TAIL = {
-    "test_contributing.py": 45,
-    "test_reader_disk.py": 42,
-    "test_store.py": 32,
-    "test_codeblocks.py": 29,
-    "test_notebooks.py": 28,
-    "test_edition_zh.py": 25,
-    "test_a11y_units.py": 17,
-    "test_explorer.py": 6,
+    "site/test_contributing.py": 45,
+    "site/test_reader_disk.py": 42,
+    "site/test_store_pages.py": 32,
+    "site/test_codeblocks.py": 29,
+    "site/test_notebooks.py": 28,
+    "site/test_edition_zh.py": 25,
+    "browser/test_a11y_units.py": 17,
+    "browser/test_explorer.py": 6,
 }
+
+
+# The modules of the one browser visit of every page (tests/browser/visit.py), each with its
+# edition: the modules of an edition share one visit (the fixture ``page_reports``), so under
+# ``./dev.sh test`` they are one unit of work for pytest-xdist (:func:`scope_of`), and one
+# worker visits each page of the edition once (tests/test_suite_order.py checks that this
+# names every module that takes ``page_reports``, with its ``EDITION``).
+ONE_VISIT = {
+    "browser/test_accessibility.py": "en",
+    "browser/test_copy_buttons.py": "en",
+    "browser/test_figures.py": "en",
+    "browser/test_render.py": "en",
+    "browser/test_widgets.py": "en",
+    "browser/test_zh.py": "zh",
+}
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work of a test for ``--dist loadscope``: its module (or class), as
+    pytest-xdist's own, except that the modules of one edition's visit (:data:`ONE_VISIT`)
+    are one unit."""
+    scope = nodeid.rsplit("::", 1)[0]
+    edition = ONE_VISIT.get(scope.split("::")[0].removeprefix("tests/"))
+    return f"tests/browser/visit.py ({edition})" if edition else scope
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which may not be installed
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` (./dev.sh test) with the units of :func:`scope_of`."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneVisitPerEdition(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return OneVisitPerEdition(config, log)
 
 
 def pytest_runtest_logreport(report):

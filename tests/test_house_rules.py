@@ -8,25 +8,33 @@
     **experiments**, **models**, **machinery**, **check**, **bench** (its subpackages),
     or the package's **front door** (its ``__init__``); ``site_tools`` is a room of its
     own. ``MAY_IMPORT`` says which room may import which, counting imports anywhere in a
-    file: a lesson imports only lessons, so a chapter's code stands on its own. And
+    file: a lesson imports only lessons, so a chapter's code stands on its own. The
+    table is import-linter's contracts, in ``.importlinter``: each subpackage room
+    names who may import it, the front door and site_tools too, and machinery imports
+    nothing; here, every module is in a room and every subpackage room has its
+    contract. And
     importing ``attention_src`` imports none of the libraries that read model files
     (gguf, tokenizers, safetensors, transformers): the loaders import them when called.
 (c) Every public function and class defined in an ``attention_src`` module is in that
     module's ``__all__``, and every name in every ``__all__`` has an entry in
     ``docs/reference.md``.
 
-Imports are read by the project's one source reader
-(:func:`attention_src.machinery.source.read_module`). Each rule is a function of the
-tree; the last tests run each one on a small made-up tree that breaks it, so a rule that
-could no longer fail fails here.
+Imports are read by import-linter's graph (grimp): the contracts run here
+(``lint-imports``), and (a) reads the same graph -- import-linter's own contract on
+cycles (``acyclic_siblings``) forbids cycles between packages, not between modules, a
+stricter rule. Each rule is a function of the tree; the last tests run each one on a small
+made-up tree that breaks it (the contracts on a copy of the tree with one forbidden
+import each), so a rule that could no longer fail fails here.
 """
 
 from __future__ import annotations
 
 import ast
+import configparser
 import importlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -34,27 +42,16 @@ from pathlib import Path
 
 import pytest
 
-from attention_src.machinery.source import read_module
-
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "attention_src"
 PACKAGES = (PACKAGE, "site_tools")
 REFERENCE = ROOT / "docs" / "reference.md"
+CONTRACTS = ROOT / ".importlinter"  # the rooms' table: import-linter's contracts
 
-# The rooms of attention_src that are subpackages (each covers all its modules).
+# The rooms of attention_src that are subpackages (each covers all its modules); which
+# room may import which is the table of .importlinter's contracts.
 SUBPACKAGE_ROOMS = ("experiments", "models", "machinery", "check", "bench")
-# Which room may import which; a room may always import itself. Only the project's own
-# modules count (torch, numpy, ... are not rooms).
-MAY_IMPORT = {
-    "lessons": set(),  # a chapter's code stands on its own
-    "experiments": {"lessons", "machinery"},  # toy tasks and trainings
-    "models": {"lessons", "machinery"},  # loaders of real pretrained models
-    "machinery": set(),  # the build cache and the source reader: nothing of the project
-    "check": {"lessons"},  # the checker of a reader's attention
-    "bench": {"lessons"},  # the benchmark
-    "front door": {"lessons", "experiments", "models", "machinery"},  # re-exports names
-    "site_tools": {"lessons", *SUBPACKAGE_ROOMS, "front door"},  # the site's build: anything
-}
+ROOMS = {"lessons", *SUBPACKAGE_ROOMS, "front door", "site_tools"}
 # Importing the package must not import these (the loaders import them when called).
 MODEL_FILE_LIBRARIES = ("gguf", "tokenizers", "safetensors", "transformers")
 # The chapters' modules as they stand; each must be found, and found to be a lesson.
@@ -109,93 +106,31 @@ def _is_package(path: Path) -> bool:
     return path.name == "__init__.py"
 
 
-def _longest_known(name: str, known) -> str | None:
-    parts = name.split(".")
-    for end in range(len(parts), 0, -1):
-        if ".".join(parts[:end]) in known:
-            return ".".join(parts[:end])
-    return None
+def import_graph(packages=PACKAGES):
+    """The project's imports, anywhere in a file (function-local ones too, relative ones
+    resolved), as import-linter reads them: a grimp graph of the packages."""
+    import grimp  # the test extra's; imported here, as the GPU run collects this file
+
+    return grimp.build_graph(*packages, cache_dir=None)
 
 
-def imports_of(name: str, path: Path, known) -> set[str]:
-    """The project modules that module ``name`` imports anywhere in its file (top level,
-    functions, classes), relative imports resolved (read by the project's one source
-    reader, :func:`attention_src.machinery.source.read_module`)."""
-    targets = set()
-    for module, attr in read_module(path, name).all_imports:
-        submodule = f"{module}.{attr}"
-        if attr is not None and submodule in known:  # `from pkg import module`
-            targets.add(submodule)
-        else:
-            targets.add(_longest_known(module, known))
-    targets.discard(None)
-    targets.discard(name)
-    return targets
-
-
-def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    return {name: imports_of(name, path, modules) for name, path in modules.items()}
-
-
-def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle (a list of modules, the first repeated at the end) per strongly connected
-    group of modules that import each other."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def connect(v: str) -> None:  # Tarjan's algorithm
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                connect(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
-
-    for v in sorted(graph):
-        if v not in index:
-            connect(v)
-
-    cycles = []
-    for group in groups:  # a shortest way from the group's first module back to itself
-        start, members = group[0], set(group)
-        paths = {start: [start]}
-        frontier = [start]
-        cycle = None
-        while frontier and cycle is None:
-            nxt = []
-            for v in frontier:
-                for w in sorted(graph[v] & members):
-                    if w == start:
-                        cycle = [*paths[v], start]
-                        break
-                    if w not in paths:
-                        paths[w] = [*paths[v], w]
-                        nxt.append(w)
-                if cycle:
-                    break
-            frontier = nxt
-        cycles.append(cycle)
-    return sorted(cycles)
+def find_cycles(graph) -> list[list[str]]:
+    """Every import cycle among the graph's modules, once, as its shortest way round from
+    its first module (``[a, b, a]``): for each import a -> b, the shortest chain of imports
+    from b back to a."""
+    cycles = set()
+    for a in graph.modules:
+        for b in graph.find_modules_directly_imported_by(a):
+            back = graph.find_shortest_chain(importer=b, imported=a)
+            if back:
+                ring = [a, *back[:-1]]
+                first = ring.index(min(ring))
+                cycles.add((*ring[first:], *ring[:first], min(ring)))
+    return sorted(list(cycle) for cycle in cycles)
 
 
 def room_of(module: str, path: Path, package: str = PACKAGE) -> str | None:
-    """The room of a module (a key of ``MAY_IMPORT``), or None when it is in none: a
+    """The room of a module (one of ``ROOMS``), or None when it is in none: a
     module of a subpackage that is not a room, or of no package of the project."""
     if module == package:
         return "front door"
@@ -220,18 +155,28 @@ def lesson_modules(modules, package: str = PACKAGE) -> list[str]:
     return sorted(m for m, room in rooms(modules, package).items() if room == "lessons")
 
 
-def room_violations(graph, placed: dict[str, str | None], may_import=MAY_IMPORT) -> list[str]:
-    """``"a (room) imports b (room)"`` for each import that ``may_import`` does not allow."""
-    problems = []
-    for module in sorted(graph):
-        room = placed[module]
-        if room is None:
-            continue
-        for target in sorted(graph[module]):
-            other = placed.get(target)
-            if other is not None and other != room and other not in may_import[room]:
-                problems.append(f"{module} ({room}) imports {target} ({other})")
-    return problems
+def protected_rooms(config: str) -> set[str]:
+    """The subpackages of attention_src that a ``protected`` contract of the import-linter
+    configuration ``config`` protects."""
+    parser = configparser.ConfigParser()
+    parser.read_string(config)
+    found = set()
+    for name in parser.sections():
+        if name.startswith("importlinter:contract:") and parser[name]["type"] == "protected":
+            for module in parser[name]["protected_modules"].split():
+                if re.fullmatch(rf"{PACKAGE}\.\w+", module):
+                    found.add(module.removeprefix(PACKAGE + "."))
+    return found
+
+
+def lint_imports(tree: Path = ROOT) -> tuple[int, str]:
+    """``lint-imports`` with the contracts of :data:`CONTRACTS`, on the packages found in
+    ``tree``: (its exit status, its report)."""
+    env = dict(os.environ, PYTHONPATH=str(tree), COLUMNS="1000")  # no line wrapped
+    code = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+    command = [sys.executable, "-c", code, "--config", str(CONTRACTS), "--no-cache", "--no-logo"]
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+    return done.returncode, done.stdout + done.stderr
 
 
 def libraries_loaded_by(module: str, libraries, path: Path = ROOT) -> list[str]:
@@ -393,7 +338,6 @@ def _modules_with_all(modules: dict[str, Path]) -> list[str]:
 # ------------------------------------------------------------------- the rules, here
 
 MODULES = discover(ROOT)
-GRAPH = import_graph(MODULES)
 SOURCE = {m: p for m, p in MODULES.items() if _covers(["attention_src"], m)}
 
 
@@ -409,16 +353,20 @@ def test_every_module_is_in_one_room():
     assert [m for m, room in placed.items() if room is None] == []
     top = {p.name for p in (ROOT / PACKAGE).iterdir() if (p / "__init__.py").is_file()}
     assert top == set(SUBPACKAGE_ROOMS)
-    assert set(placed.values()) == set(MAY_IMPORT)  # the table names every room
+    assert set(placed.values()) == ROOMS
+    # each subpackage room has its contract (who may import it), so a new one cannot skip it
+    assert protected_rooms(CONTRACTS.read_text("utf-8")) == set(SUBPACKAGE_ROOMS)
 
 
 def test_no_import_cycles():
-    cycles = find_cycles(GRAPH)
+    cycles = find_cycles(import_graph())
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
 def test_each_room_imports_only_what_it_may():
-    assert room_violations(GRAPH, rooms(MODULES)) == []
+    """The contracts of ``.importlinter`` (the rooms' table) are kept."""
+    status, report = lint_imports()
+    assert status == 0 and " BROKEN" not in report and " KEPT" in report, report
 
 
 def test_importing_the_package_imports_no_model_file_library():
@@ -473,7 +421,7 @@ def fake_package(tmp_path, monkeypatch):
 
 
 def test_cycle_rule_sees_function_local_and_relative_imports(fake_package):
-    modules = fake_package(
+    fake_package(
         {
             "house_fake/__init__.py": "",
             "house_fake/a.py": "from .b import g\n",
@@ -483,60 +431,125 @@ def test_cycle_rule_sees_function_local_and_relative_imports(fake_package):
             "house_fake/d.py": "from house_fake import a\n",  # imports a cycle, is in none
         }
     )
-    graph = import_graph(modules)
-    assert graph["house_fake.b"] == {"house_fake.a"}
-    assert graph["house_fake.sub"] == {"house_fake.c"}
+    graph = import_graph(["house_fake"])
+    assert graph.find_modules_directly_imported_by("house_fake.b") == {"house_fake.a"}
+    assert graph.find_modules_directly_imported_by("house_fake.sub") == {"house_fake.c"}
     assert find_cycles(graph) == [
         ["house_fake.a", "house_fake.b", "house_fake.a"],
         ["house_fake.c", "house_fake.sub", "house_fake.c"],
     ]
-    graph["house_fake.b"] = set()
+    graph.remove_import(importer="house_fake.b", imported="house_fake.a")
     assert find_cycles(graph) == [["house_fake.c", "house_fake.sub", "house_fake.c"]]
 
 
-def test_room_rule_sees_misplaced_imports_and_a_module_in_no_room(fake_package, tmp_path):
+def test_cycle_rule_sees_a_cycle_through_a_package_init(fake_package):
+    """The cycle import-linter's ``acyclic_siblings`` does not see: a package's
+    ``__init__`` and one of its own modules."""
+    fake_package(
+        {
+            "house_fake/__init__.py": "",
+            "house_fake/pkg/__init__.py": "from .inner import VALUE\n",
+            "house_fake/pkg/inner.py": "VALUE = 1\n\n\ndef f():\n"
+            "    from house_fake.pkg import VALUE\n",
+        }
+    )
+    assert find_cycles(import_graph(["house_fake"])) == [
+        ["house_fake.pkg", "house_fake.pkg.inner", "house_fake.pkg"]
+    ]
+
+
+def test_room_rule_sees_a_module_in_no_room_and_a_room_without_its_contract(fake_package, tmp_path):
     fake_package(
         {
             "house_fake/__init__.py": "from .lesson import f\nfrom .experiments.train import fit\n",
             "house_fake/validate.py": "",
-            "house_fake/lesson.py": "from .validate import x\n\n\ndef f():\n"
-            "    from .machinery.cache import cached\n",  # a lesson using the cache
-            "house_fake/plotting.py": "from house_fake import f\n",  # via the front door
+            "house_fake/lesson.py": "from .validate import x\n",
             "house_fake/fine.py": "from . import lesson, validate\n",
             "house_fake/experiments/__init__.py": "",
-            "house_fake/experiments/train.py": "from ..machinery.cache import cached\n"
-            "from ..models.loader import load\n",  # an experiment reaching a loader
-            "house_fake/models/__init__.py": "",
-            "house_fake/models/loader.py": "from house_fake import lesson\n"
-            "from house_fake.machinery import cache\n",
-            "house_fake/machinery/__init__.py": "",
-            "house_fake/machinery/cache.py": "import house_fake_tools.hooks\n",
+            "house_fake/experiments/train.py": "",
             "house_fake/stray/__init__.py": "",  # a subpackage that is no room
             "house_fake/stray/thing.py": "",
-            "house_fake_tools/__init__.py": "",
-            "house_fake_tools/hooks.py": "import house_fake\n"
-            "from house_fake.models import loader\n",
         }
     )
-    modules = discover(tmp_path, ["house_fake", "house_fake_tools"])
-    placed = {
-        m: "site_tools" if m.startswith("house_fake_tools") else room_of(m, p, "house_fake")
-        for m, p in modules.items()
-    }
+    modules = discover(tmp_path, ["house_fake"])
+    placed = {m: room_of(m, p, "house_fake") for m, p in modules.items()}
     assert [m for m, room in placed.items() if room is None] == [
         "house_fake.stray",
         "house_fake.stray.thing",
     ]
     assert placed["house_fake.validate"] == placed["house_fake.fine"] == "lessons"
-    graph = import_graph(modules)
-    assert room_violations(graph, placed) == [
-        "house_fake.experiments.train (experiments) imports house_fake.models.loader (models)",
-        "house_fake.lesson (lessons) imports house_fake.machinery.cache (machinery)",
-        "house_fake.machinery.cache (machinery) imports house_fake_tools.hooks (site_tools)",
-        "house_fake.plotting (lessons) imports house_fake (front door)",
-    ]
-    graph["house_fake.lesson"] = {"house_fake.validate"}  # the import moved to the page
-    assert "house_fake.lesson (lessons)" not in " ".join(room_violations(graph, placed))
+    assert placed["house_fake"] == "front door"
+    assert placed["house_fake.experiments.train"] == "experiments"
+    config = CONTRACTS.read_text("utf-8")
+    without = re.sub(r"\[importlinter:contract:bench\].*?(?=\n\[|\Z)", "", config, flags=re.S)
+    assert protected_rooms(config) - protected_rooms(without) == {"bench"}
+
+
+# One forbidden import per contract of .importlinter, written into a function of a module
+# of a copy of the tree: contract -> (the module, the import, what the contract's report names).
+BREAKS = {
+    "site-tools": ("attention_src/softmax.py", "import site_tools", "softmax -> site_tools ("),
+    "front-door": (
+        "attention_src/masks.py",
+        "from attention_src import causal_mask",
+        "attention_src.masks -> attention_src (",
+    ),
+    "machinery": (
+        "attention_src/machinery/source.py",
+        "from attention_src import masks",
+        "attention_src.machinery.source -> attention_src.masks (",
+    ),
+    "experiments": (
+        "attention_src/windows.py",
+        "from attention_src.experiments import tasks",
+        "attention_src.windows -> attention_src.experiments.tasks (",
+    ),
+    "models": (
+        "attention_src/rope.py",
+        "import attention_src.models.minilm",
+        "attention_src.rope -> attention_src.models.minilm (",
+    ),
+    "machinery-importers": (
+        "attention_src/check/findings.py",
+        "from attention_src.machinery import hashing",
+        "attention_src.check.findings -> attention_src.machinery.hashing (",
+    ),
+    "check": (
+        "attention_src/bench/timing.py",
+        "import attention_src.check.lang",
+        "attention_src.bench.timing -> attention_src.check.lang (",
+    ),
+    "bench": (
+        "attention_src/experiments/training.py",
+        "from attention_src.bench import timing",
+        "attention_src.experiments.training -> attention_src.bench.timing (",
+    ),
+}
+
+
+def test_each_contract_fails_on_a_copy_that_breaks_it(tmp_path):
+    """A copy of the packages with the imports of :data:`BREAKS`, each inside a function:
+    every contract is broken, and its report names its own import. (The tree itself keeps
+    every contract, test_the_import_contracts_are_kept: so the copy is what is linted.)"""
+    parser = configparser.ConfigParser()
+    parser.read_string(CONTRACTS.read_text("utf-8"))
+    prefix = "importlinter:contract:"
+    names = {
+        s.removeprefix(prefix): parser[s]["name"] for s in parser.sections() if s.startswith(prefix)
+    }
+    assert set(BREAKS) == set(names), "one break per contract"
+    for package in PACKAGES:
+        ignore = shutil.ignore_patterns("__pycache__", ".ruff_cache")
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=ignore)
+    for path, line, _ in BREAKS.values():
+        module = tmp_path / path
+        module.write_text(module.read_text("utf-8") + f"\n\ndef _break():\n    {line}\n", "utf-8")
+    status, report = lint_imports(tmp_path)
+    assert status == 1, report
+    report = report[report.index("Broken contracts") :]
+    starts = sorted((report.index(f"\n{name}\n---"), key) for key, name in names.items())
+    for (start, key), (end, _) in zip(starts, [*starts[1:], (len(report), "")], strict=True):
+        assert BREAKS[key][2] in report[start:end], (key, report[start:end])
 
 
 def test_library_rule_sees_a_library_the_package_imports(fake_package, tmp_path):

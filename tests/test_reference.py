@@ -13,7 +13,7 @@ entry and must run. Then, for every ``::: attention_src...`` entry of the page:
   that very object.
 
 And the chapters of the page are the package's map (``__all__``, one ``# chapter N:
-Title`` comment per chapter, ``tests/docs/test_teaching_path.py``): each exported name is
+Title`` comment per chapter, ``tests/site/test_teaching_path.py``): each exported name is
 documented in the section of the chapter it is registered under, in the same order.
 
 Fast tier: reads Markdown and imports the package, no build.

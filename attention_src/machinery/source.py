@@ -7,9 +7,8 @@ written and their code without docstrings; which names does each definition
 read; and -- followed transitively -- which of the project's code a function,
 class or module can reach. Everything that reads code goes through it: the cache
 keys (:mod:`attention_src.machinery.cache`), the reader's copy texts
-(``site_tools.engine.copytext``), ``serve``'s page dependencies
-(``site_tools.engine.deps``) and the house-rules test
-(``tests/test_house_rules.py``).
+(``site_tools.engine.copytext``) and ``serve``'s page dependencies
+(``site_tools.engine.deps``).
 """
 
 from __future__ import annotations

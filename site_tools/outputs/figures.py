@@ -53,7 +53,7 @@ def figure_html(fig, *, id: str, measured: bool = False) -> str:
     ``mkdocs serve`` rebuild forever) and two builds give the same bytes.
 
     ``measured=True`` marks a figure of timings measured when the page's
-    blocks ran: the reproducibility test (tests/docs/test_build.py) leaves it out.
+    blocks ran: the reproducibility test (tests/site/test_build.py) leaves it out.
     """
     if not isinstance(id, str) or not id.startswith("fig-"):
         raise ValueError(f"a figure id is a string starting with 'fig-', got {id!r}")

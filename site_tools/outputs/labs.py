@@ -50,7 +50,7 @@ def key_cache_on_code(plugin, edition: str, keep_cached: bool) -> None:
     if keep_cached and hasattr(plugin, "_used_cache_paths"):
         # mkdocs-jupyter has no public way to keep an executed notebook a build did not
         # render; its set of used cache files is what its eviction reads
-        # (tests/test_serve_after_build.py checks that a --dirty rebuild keeps them).
+        # (tests/site_tools/test_serve_after_build.py checks that a --dirty rebuild keeps them).
         plugin._used_cache_paths.update(Path(folder).glob("*.json"))
     if NOTEBOOK_CACHE.is_dir():  # outputs of older code are never read again
         for old in NOTEBOOK_CACHE.iterdir():

@@ -29,8 +29,8 @@
  * browser knows a newer one: Chromium 156's \p{P} holds 141 code points the
  * crate does not count as punctuation (and lacks 2 it does), its \p{Mn} 486
  * more marks. The tables were read off `tokenizers` itself, one code point
- * at a time; the tests check them again (tests/docs/widget_wordpiece.py: every
- * code point of planes 0-3 and 14 in Chromium; tests/docs/test_wordpiece.py:
+ * at a time; the tests check them again (tests/browser/widget_wordpiece.py: every
+ * code point of planes 0-3 and 14 in Chromium; tests/site/test_wordpiece.py:
  * the tables' edges without it).
  * NFD and lowercase come from the browser (String.prototype.normalize and
  * toLowerCase), as `tokenizers` takes them from Rust's recent Unicode; the
