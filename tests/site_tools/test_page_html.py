@@ -1,6 +1,7 @@
 """What the build does to a page's HTML, without a build (site_tools.engine.figure_files,
 site_tools.outputs.labs): a figure's picture becomes a file named by its hash, with
-its size, and back; a lab's copy button is named by its words. (The built site's figures and labs: tests/site/test_build.py.)"""
+its size, and back; a lab's copy button is named by its words. (The built site's
+figures and labs: tests/site/test_build.py.)"""
 
 from __future__ import annotations
 
