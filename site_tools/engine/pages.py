@@ -34,20 +34,29 @@ class _PageStart(Preprocessor):
         if fences.formatting_a_block():  # a block's own Markdown, not a page
             return lines
         fences.reset_sessions()
-        if not store.page_open():  # another engine than MkDocs (no plugin opened it)
-            store.open_page("\n".join(lines), _page_name(self.md))
+        text = "\n".join(lines)
+        if not store.is_open(text):  # another engine than MkDocs: no plugin opened it
+            store.open_page(text, _other_engines_page(self.md))
         return lines
 
 
-def _page_name(md) -> str:
+def _other_engines_page(md) -> str:
     """The page's path, where the engine tells it (Zensical's page context), for the
-    store's log; else ``page``."""
+    store's log (else ``page``); a chapter's page is given its notebook's name, for the
+    download button of overrides/main.html, as the MkDocs plugin gives it."""
     try:
         from zensical.extensions.context import ContextPreprocessor
     except ImportError:
         return "page"
     context = ContextPreprocessor.from_markdown(md)
-    return str(context.page.path) if context is not None else "page"
+    if context is None:
+        return "page"
+    path = str(context.page.path)
+    if path.startswith("chapters/") and path.endswith(".md"):
+        from site_tools.outputs.notebooks import notebook_name
+
+        context.page.meta["notebook"] = notebook_name(path[: -len(".md")] + "/")
+    return path
 
 
 class _Figures(Postprocessor):

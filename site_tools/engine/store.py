@@ -228,9 +228,10 @@ def fill(
     return page
 
 
-def page_open() -> bool:
-    """Whether a page is open (the MkDocs plugin opens each page before it renders)."""
-    return bool(_PAGE)
+def is_open(markdown: str) -> bool:
+    """Whether the page open now is this one (the MkDocs plugin opens each page before
+    it renders; a page's Markdown with a banner before it is the same page)."""
+    return bool(_PAGE) and _PAGE[-1].text == _code_hash(markdown)
 
 
 def end_page() -> list[str]:
