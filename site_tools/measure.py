@@ -75,13 +75,13 @@ def _reworded_copy(page: Path, tmp: str, env: dict) -> str:
     adds is its rendering alone, and it should execute nothing."""
     copy = Path(tmp) / "edition" / page.name
     copy.parent.mkdir(parents=True, exist_ok=True)
-    lines, inside = [], False
-    for line in page.read_text("utf-8").split("\n"):
-        if line.lstrip().startswith("```"):
-            inside = not inside
-        elif inside and "  # " in line:
-            line = line.split("  # ")[0] + "  # 另一种语言的注释"
-        lines.append(line)
+    from site_tools.engine.blocks import split
+
+    lines = page.read_text("utf-8").split("\n")
+    for fence in split(lines)[0]:  # the lines inside each fenced block
+        for i in range(fence.line, fence.end - 1):
+            if "  # " in lines[i]:
+                lines[i] = lines[i].split("  # ")[0] + "  # 另一种语言的注释"
     copy.write_text("\n".join(lines), "utf-8")
     start = time.perf_counter()
     proc = subprocess.run(

@@ -29,7 +29,6 @@ import contextlib
 import html
 import io
 import linecache
-import re
 import traceback
 from itertools import count
 
@@ -40,6 +39,7 @@ from markdown_exec import (
 )
 
 from site_tools.engine import store
+from site_tools.engine.markup import Source, classes
 from site_tools.engine.program import shown_exception
 
 _SESSIONS: dict[str, dict] = {}
@@ -116,29 +116,39 @@ def _runner(raises: str | None):
     return run
 
 
-_CODE_BOX = '<div class="language-python highlight">'
-_OUTPUT_BOX = re.compile(r'<div class="language-(?P<lang>text|pycon|console) highlight">')
+_OUTPUT_LANGS = ("text", "pycon", "console")
 
 
 def _mark_boxes(rendered: str, raises: str | None, has_result: bool) -> str:
-    """Mark the code box (``data-raises``) and the output box (``exec-output``)."""
+    """Mark the code box (``data-raises``) and the output box (``exec-output``): the
+    ``<div class="language-… highlight">`` boxes of the block's HTML, found with
+    BeautifulSoup (site_tools.engine.markup)."""
+    if not raises and not has_result:
+        return rendered
+    page = Source(rendered, "div")
+    boxes = [
+        (div, classes(div)[0].removeprefix("language-"))
+        for div in page.soup.find_all("div")
+        if len(div.attrs) == 1
+        and len(classes(div)) == 2
+        and classes(div)[0].startswith("language-")
+        and classes(div)[1] == "highlight"
+    ]
     if raises:
-        rendered = rendered.replace(
-            _CODE_BOX,
-            f'<div class="language-python highlight" data-raises="{html.escape(raises)}">',
-            1,
+        code = next((div for div, lang in boxes if lang == "python"), None)
+        if code is not None:
+            marked = f'<div class="language-python highlight" data-raises="{html.escape(raises)}">'
+            page.replace(page.start(code), page.inner_start(code), marked)
+    outputs = [(div, lang) for div, lang in boxes if lang in _OUTPUT_LANGS]
+    if has_result and outputs:
+        last, lang = outputs[-1]
+        kind = "exec-output exec-error no-copy" if raises else "exec-output no-copy"
+        page.replace(
+            page.start(last),
+            page.inner_start(last),
+            f'<div class="language-{lang} highlight {kind}">',
         )
-    if has_result:
-        boxes = list(_OUTPUT_BOX.finditer(rendered))
-        if boxes:
-            last = boxes[-1]
-            kind = "exec-output exec-error no-copy" if raises else "exec-output no-copy"
-            rendered = (
-                rendered[: last.start()]
-                + f'<div class="language-{last["lang"]} highlight {kind}">'
-                + rendered[last.end() :]
-            )
-    return rendered
+    return page.edited()
 
 
 def formatter(source, language, css_class, options, md, **kwargs):
