@@ -118,7 +118,7 @@ NOT_RUN = {
     "cp templates/lesson.py attention_src/$MODULE.py": NEW_CHAPTER,
     "cp templates/test_lesson.py tests/lessons/test_$MODULE.py": NEW_CHAPTER,
     **{
-        f'sed -i "s/CHAPTER_STEM/$STEM/g; s/LESSON_MODULE/$MODULE/g" {path}': NEW_CHAPTER
+        f'sed -i "$SUBST" {path}': NEW_CHAPTER
         for path in (
             "docs/chapters/$STEM.md",
             "diagrams/$STEM.svg",

@@ -26,7 +26,7 @@ LABS = ("labs/attention-maps-lab/", "labs/scaled-dot-product-lab/")
 # which the comparison counts as a link to a notebook).
 GAPS = {
     **{(lab, check): "the labs: mkdocs-jupyter does not run" for lab in LABS for check in CHECKS},
-    ("/", "notebooks"): "the nav links a lab's raw .ipynb",
+    ("", "notebooks"): "the nav links a lab's raw .ipynb",  # the home page
     ("chapters/attention-maps/", "links"): "its link to the lab is a link to the raw .ipynb",
     ("chapters/attention-maps/", "notebooks"): "the same link, to the raw .ipynb",
 }
