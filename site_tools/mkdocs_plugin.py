@@ -210,10 +210,10 @@ class AttentionPlugin(BasePlugin):
                 after_build.chapter_notebooks(site_dir, numbers, figures, checkpoint)
 
             self.later.start(
-                [
+                [  # the fingerprints first: a code edit's rebuild needs them
+                    self.rebuilds.deferred_task(checkpoint),
                     self.search.task(checkpoint) if self.search else None,
                     chapter_notebooks,
-                    self.rebuilds.deferred_task(checkpoint),
                 ],
                 server=(config["dev_addr"].host, config["dev_addr"].port),
             )
